@@ -1,0 +1,58 @@
+"""modelstream: one strict streaming grammar for every LLM provider."""
+
+from .accumulator import Accumulator
+from .assembler import ItemAssembler
+from .errors import (
+    ConfigurationError,
+    EmptyResponseError,
+    FrameTooLargeError,
+    GrammarViolation,
+    IncompleteStreamError,
+    InvalidMessageError,
+    ModelstreamError,
+    ProviderError,
+    StreamError,
+    StreamProtocolError,
+    ToolCallArgumentParseError,
+    UnsupportedParameterError,
+)
+from .grammar import GrammarChecker, check_events
+from .providers import PROTOCOLS
+from .results import FinalResponse, PartialResponse, StreamMetadata
+from .sse import SSEDecoder, SSEFrame
+from .stream import StreamDecoder, decode_body
+from .types import Config, Event, FinishReason, Message, Usage
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PROTOCOLS",
+    "Accumulator",
+    "Config",
+    "ConfigurationError",
+    "EmptyResponseError",
+    "Event",
+    "FinalResponse",
+    "FinishReason",
+    "FrameTooLargeError",
+    "GrammarChecker",
+    "GrammarViolation",
+    "IncompleteStreamError",
+    "InvalidMessageError",
+    "ItemAssembler",
+    "Message",
+    "ModelstreamError",
+    "PartialResponse",
+    "ProviderError",
+    "SSEDecoder",
+    "SSEFrame",
+    "StreamDecoder",
+    "StreamError",
+    "StreamMetadata",
+    "StreamProtocolError",
+    "ToolCallArgumentParseError",
+    "UnsupportedParameterError",
+    "Usage",
+    "check_events",
+    "decode_body",
+]

@@ -1,0 +1,397 @@
+"""The item assembler: provider fragments in, grammar-valid events out (SPEC §2–3).
+
+Theory of operation
+-------------------
+Provider adapters know their wire format and nothing else. They call this object for what they
+read: a fragment of a block (`text`, `thinking`, `tool_call`, `inline_data`, `inline_thinking`,
+`embedding`), the end of a block (`end_item`), usage, the turn's finish reason (`finish`), the
+provider's terminal event (`terminal`), an error (`provider_error`), or something with no item in
+the grammar (`skip`). Every block is keyed by the provider's own block identity (an index, an
+item id, ...), never by "what is open now".
+
+The assembler turns that into the one public grammar, by these rules:
+
+A. Groups never interleave (SPEC §2 rule 2). The open blocks form a queue in order of first
+   appearance. Only the head's fragments are emitted as they arrive; a later block's fragments
+   are held until every block before it is done, then released in order.
+B. A block is done when its provider says so (`end_item`), when the turn's finish reason
+   arrives (`finish`), or when `stop` is emitted; never otherwise (SPEC §3). A stream that
+   breaks off leaves its open block without a `.done`.
+C. Fidelity (SPEC §2 rule 6) may arrive on any fragment, in pieces (a signature after the
+   thinking text, a phase at the start). It is merged per block and emitted once, on a fragment
+   with an empty growing field right before the `.done`, which carries the same value.
+D. A fragment with nothing in it (empty growing field, no fidelity, not the start of a tool
+   call) opens nothing and emits nothing: gateways send `"content": ""` on every chunk.
+E. A `.done` is the block's first fragment with its growing field replaced by the join
+   (SPEC §2 rule 3). A tool call's joined arguments must be a JSON object: strictly, else
+   `ToolCallArgumentParseError` is raised in place of the `.done`; leniently, the arguments are
+   recovered and a `tool_arguments_recovered` diagnostic says how. A tool call with no id gets
+   `call_<n>` (its ordinal in the turn) and a `tool_call_id_synthesized` diagnostic.
+F. `stop` is emitted once, at the terminal event or at the end of input, and only if a finish
+   reason was received; otherwise the stream ends in `IncompleteStreamError`. A finish of
+   `stop` with at least one tool call becomes `tool_call` (SPEC §2). Missing usage becomes all
+   null with a `usage_missing` diagnostic. A turn with nothing but thinking ends in
+   `EmptyResponseError` instead of `stop`.
+G. After `stop`, whatever arrives is counted as skipped (`after_stop`) and changes nothing.
+
+The assembler is sans-IO: `now_ms` is set by whoever feeds it and stamped on each event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import (
+    EmptyResponseError,
+    IncompleteStreamError,
+    ProviderError,
+    StreamProtocolError,
+    ToolCallArgumentParseError,
+)
+from .results import StreamMetadata
+from .tool_arguments import parse_strict, recover
+from .types import DeltaItem, DoneItem, Event, Fidelity, FinishReason, Usage, unknown_usage
+
+# The growing field of each item kind (SPEC §2 "Delta items").
+GROWING_FIELD: dict[str, str] = {
+    "text": "text",
+    "thinking": "thinking",
+    "tool_call": "arguments",
+    "inline_data": "data",
+    "inline_thinking": "data",
+    "embedding": "embedding",
+}
+
+
+class _Block:
+    __slots__ = ("closed", "fidelity", "first", "kind", "parts", "pending", "started")
+
+    def __init__(self, kind: str, first: dict[str, Any]) -> None:
+        self.kind = kind
+        self.first = first  # the first fragment's fixed fields (name, tool_call_id, mime_type)
+        self.parts: list[Any] = []
+        self.fidelity: Fidelity | None = None
+        self.pending: list[DeltaItem] = []  # fragments held while an earlier block is open
+        self.started = False  # a delta of this block has been emitted
+        self.closed = False
+
+
+class ItemAssembler:
+    """Owns the grammar: see the module docstring for the rules A–G."""
+
+    def __init__(self, metadata: StreamMetadata, *, lenient_tool_arguments: bool = False) -> None:
+        self.metadata = metadata
+        self.lenient_tool_arguments = lenient_tool_arguments
+        self.now_ms = 0
+        self.usage: Usage | None = None
+        self.finished = False  # a finish reason was received
+        self.stopped = False  # the stop event was emitted
+        self._blocks: dict[Any, _Block] = {}  # open blocks, in order of first appearance
+        self._head: _Block | None = None
+        self._closed_keys: set[Any] = set()
+        self._out: list[Event] = []
+        self._done_kinds: list[str] = []
+        self._tool_calls = 0
+
+    # --- what adapters call ---------------------------------------------------------------
+
+    def text(self, key: Any, text: str, fidelity: Fidelity | None = None) -> None:
+        block = self._blocks.get(key)
+        if block is None:
+            if not text and not fidelity:
+                return  # rule D
+            block = self._open(key, "text", {})
+        if fidelity:
+            self._merge_fidelity(block, fidelity)
+        if text:
+            block.parts.append(text)
+            self._delta(block, {"type": "text.delta", "text": text})
+
+    def thinking(self, key: Any, thinking: str, fidelity: Fidelity | None = None) -> None:
+        block = self._blocks.get(key)
+        if block is None:
+            if not thinking and not fidelity:
+                return  # rule D
+            block = self._open(key, "thinking", {})
+        if fidelity:
+            self._merge_fidelity(block, fidelity)
+        if thinking:
+            block.parts.append(thinking)
+            self._delta(block, {"type": "thinking.delta", "thinking": thinking})
+
+    def tool_call(
+        self,
+        key: Any,
+        arguments: str,
+        *,
+        name: str = "",
+        tool_call_id: str = "",
+        fidelity: Fidelity | None = None,
+    ) -> None:
+        """A fragment of a call's raw argument JSON; `name`/`tool_call_id` on the first."""
+        block = self._blocks.get(key)
+        if block is None:
+            self._tool_calls += 1
+            if not tool_call_id:
+                tool_call_id = f"call_{self._tool_calls}"
+                self.metadata.diagnostics.append(
+                    {"type": "tool_call_id_synthesized", "tool_call_id": tool_call_id, "name": name}
+                )
+            block = self._open(key, "tool_call", {"tool_call_id": tool_call_id, "name": name})
+            if fidelity:
+                self._merge_fidelity(block, fidelity)
+            block.parts.append(arguments)
+            self._delta(
+                block,
+                {
+                    "type": "tool_call.delta",
+                    "tool_call_id": tool_call_id,
+                    "name": name,
+                    "arguments": arguments,
+                },
+            )
+            return
+        if fidelity:
+            self._merge_fidelity(block, fidelity)
+        if arguments:
+            block.parts.append(arguments)
+            self._delta(
+                block,
+                {"type": "tool_call.delta", "tool_call_id": "", "name": "", "arguments": arguments},
+            )
+
+    def inline_data(
+        self, key: Any, data: bytes, mime_type: str, fidelity: Fidelity | None = None
+    ) -> None:
+        self._binary(key, "inline_data", data, mime_type, fidelity)
+
+    def inline_thinking(
+        self, key: Any, data: bytes, mime_type: str, fidelity: Fidelity | None = None
+    ) -> None:
+        self._binary(key, "inline_thinking", data, mime_type, fidelity)
+
+    def embedding(self, key: Any, vector: list[float]) -> None:
+        """A whole vector: one delta, then its `.done`."""
+        block = self._open(key, "embedding", {})
+        block.parts.append(vector)
+        self._delta(block, {"type": "embedding.delta", "embedding": vector})
+        self.end_item(key)
+
+    def end_item(self, key: Any) -> None:
+        """The provider signalled the end of this block (rule B)."""
+        block = self._blocks.get(key)
+        if block is None:
+            return  # a block that opened nothing (rule D), or already closed
+        block.closed = True
+        if block is self._head:
+            self._advance()
+
+    def usage_update(self, usage: Usage) -> None:
+        """The turn's usage so far, already merged by the adapter; the latest report wins."""
+        self.usage = usage
+
+    def finish(self, finish_reason: FinishReason, raw_reason: str | None) -> None:
+        """The turn's end-of-turn signal: every open block is done (rule B)."""
+        if self.stopped:
+            self.skip("after_stop")
+            return
+        self.finished = True
+        self.metadata.finish_reason = finish_reason
+        self.metadata.raw_finish_reason = raw_reason
+        self._close_all()
+
+    def terminal(self) -> None:
+        """The provider's terminal event (`[DONE]`, `message_stop`, `response.completed`)."""
+        if self.stopped:
+            return
+        if not self.finished:
+            raise IncompleteStreamError("finish reason", "the terminal event came without one")
+        self._stop()
+
+    def end_of_input(self) -> None:
+        """The body ended. Emits `stop` if the turn finished (rule F), else raises."""
+        if self.stopped:
+            return
+        if not self.finished:
+            raise IncompleteStreamError("finish reason", "the body ended first")
+        self._stop()
+
+    def provider_error(self, error: ProviderError) -> None:
+        raise error
+
+    def skip(self, kind: str) -> None:
+        """Something with no item in the grammar (SPEC §3): counted, never fatal."""
+        skipped = self.metadata.skipped
+        skipped[kind] = skipped.get(kind, 0) + 1
+
+    def diagnostic(self, entry: dict[str, Any]) -> None:
+        self.metadata.diagnostics.append(entry)
+
+    def has_open(self, key: Any) -> bool:
+        return key in self._blocks
+
+    def drain(self) -> list[Event]:
+        """Events produced since the last drain."""
+        out, self._out = self._out, []
+        return out
+
+    # --- internals ------------------------------------------------------------------------
+
+    def _open(self, key: Any, kind: str, first: dict[str, Any]) -> _Block:
+        if self.stopped:
+            raise StreamProtocolError("G", f"a {kind} block opened after stop")
+        if key in self._closed_keys:
+            raise StreamProtocolError("B", f"block {key!r} received a fragment after it was done")
+        block = _Block(kind, first)
+        self._blocks[key] = block
+        self._closed_keys.add(key)
+        if self._head is None:
+            self._head = block
+        return block
+
+    def _binary(
+        self, key: Any, kind: str, data: bytes, mime_type: str, fidelity: Fidelity | None
+    ) -> None:
+        block = self._blocks.get(key)
+        if block is None:
+            if not data and not fidelity:
+                return
+            block = self._open(key, kind, {"mime_type": mime_type})
+        if fidelity:
+            self._merge_fidelity(block, fidelity)
+        if data:
+            block.parts.append(data)
+            item: Any = {"type": kind + ".delta", "data": data, "mime_type": mime_type}
+            self._delta(block, item)
+
+    def _merge_fidelity(self, block: _Block, fidelity: Fidelity) -> None:
+        if block.fidelity is None:
+            block.fidelity = dict(fidelity)
+        else:
+            block.fidelity.update(fidelity)
+
+    def _delta(self, block: _Block, item: DeltaItem) -> None:
+        if block is self._head:
+            block.started = True
+            self._emit(item)
+        else:
+            block.pending.append(item)
+
+    def _emit(self, item: Any) -> None:
+        self._out.append(
+            {
+                "role": "assistant",
+                "event_type": "delta",
+                "content_items": [item],
+                "usage_metadata": None,
+                "finish_reason": None,
+                "created_at": self.now_ms,
+            }
+        )
+
+    def _advance(self) -> None:
+        """Emit `.done` for closed blocks at the head of the queue; release the next one."""
+        while self._head is not None and self._head.closed:
+            block = self._head
+            del self._blocks[next(iter(self._blocks))]
+            self._head = None
+            self._finish_block(block)
+            if self._blocks:
+                head = self._blocks[next(iter(self._blocks))]
+                self._head = head
+                if head.pending:
+                    head.started = True
+                    for item in head.pending:
+                        self._emit(item)
+                    head.pending = []
+
+    def _close_all(self) -> None:
+        for block in self._blocks.values():
+            block.closed = True
+        self._advance()
+
+    def _finish_block(self, block: _Block) -> None:
+        kind = block.kind
+        growing = GROWING_FIELD[kind]
+        fidelity = block.fidelity
+        if fidelity is not None or not block.started:
+            # rule C: the one fragment that carries the fidelity, with an empty growing field
+            empty: Any = b"" if kind in ("inline_data", "inline_thinking") else ""
+            fragment: Any = {"type": kind + ".delta", **block.first, growing: empty}
+            if kind == "tool_call":
+                fragment["tool_call_id"] = fragment["name"] = ""
+                if not block.started:
+                    fragment = {"type": "tool_call.delta", **block.first, "arguments": ""}
+            if fidelity is not None:
+                fragment["fidelity"] = fidelity
+            self._emit(fragment)
+        done: Any = {"type": kind + ".done", **block.first}
+        if kind == "tool_call":
+            done["arguments"] = self._tool_arguments(block)
+        elif kind in ("text", "thinking"):
+            done[growing] = "".join(block.parts)
+        elif kind == "embedding":
+            done[growing] = block.parts[0]
+        else:
+            done[growing] = b"".join(block.parts)
+        if fidelity is not None:
+            done["fidelity"] = fidelity
+        self._done_kinds.append(kind)
+        self._emit(done)
+
+    def _tool_arguments(self, block: _Block) -> dict[str, Any]:
+        raw = "".join(block.parts)
+        arguments, why = parse_strict(raw)
+        if arguments is not None:
+            return arguments
+        name, call_id = block.first["name"], block.first["tool_call_id"]
+        if not self.lenient_tool_arguments:
+            raise ToolCallArgumentParseError(name=name, tool_call_id=call_id, raw=raw, reason=why)
+        recovered, mode = recover(raw)
+        self.metadata.diagnostics.append(
+            {
+                "type": "tool_arguments_recovered",
+                "mode": mode,
+                "tool_call_id": call_id,
+                "name": name,
+                "raw_length": len(raw),
+            }
+        )
+        return recovered
+
+    def _stop(self) -> None:
+        self._close_all()
+        reason = self.metadata.finish_reason or "unknown"
+        if reason == "stop" and "tool_call" in self._done_kinds:
+            reason = "tool_call"
+            self.metadata.finish_reason = reason
+        usage = self.usage
+        if usage is None:
+            usage = unknown_usage()
+            self.metadata.diagnostics.append({"type": "usage_missing"})
+        content = [k for k in self._done_kinds if k not in ("thinking", "inline_thinking")]
+        if not content:
+            raise EmptyResponseError(
+                finish_reason=reason, usage=usage, thinking_only=bool(self._done_kinds)
+            )
+        self.stopped = True
+        self._out.append(
+            {
+                "role": "assistant",
+                "event_type": "stop",
+                "content_items": [],
+                "usage_metadata": usage,
+                "finish_reason": reason,
+                "created_at": self.now_ms,
+            }
+        )
+
+
+def done_items_of(events: list[Event]) -> list[DoneItem]:
+    """The `.done` items of an event list, in order."""
+    return [
+        item  # type: ignore[misc]
+        for event in events
+        for item in event["content_items"]
+        if item["type"].endswith(".done")
+    ]

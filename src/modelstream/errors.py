@@ -1,0 +1,175 @@
+"""One error hierarchy (SPEC §4); every stream error carries the partial received so far."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .results import PartialResponse
+    from .types import FinishReason, Usage
+
+
+class ModelstreamError(Exception):
+    """Base of every error this library raises."""
+
+    def fields(self) -> dict[str, Any]:
+        """The error's facts as JSON-ready values (used for `{"error": {...}}` lines)."""
+        return {}
+
+
+class StreamError(ModelstreamError):
+    """An error that ends a stream; `partial` holds everything received before it."""
+
+    partial: PartialResponse | None = None
+
+
+class ToolCallArgumentParseError(StreamError):
+    """A tool call's joined arguments are not a JSON object (strict mode), raised in place of
+    its `tool_call.done`: the call must not be executed."""
+
+    def __init__(self, *, name: str, tool_call_id: str, raw: str, reason: str) -> None:
+        self.name = name
+        self.tool_call_id = tool_call_id
+        self.raw_length = len(raw)
+        self.preview = raw if len(raw) <= 200 else raw[:100] + " … " + raw[-80:]
+        self.reason = reason
+        super().__init__(
+            f"tool call {name!r} ({tool_call_id or 'no id'}) has arguments that are not a JSON "
+            f"object ({reason}; {self.raw_length} chars: {self.preview!r}). The call was not "
+            "executed; pass lenient_tool_arguments=True to recover what can be recovered."
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "tool_call_id": self.tool_call_id,
+            "raw_length": self.raw_length,
+            "preview": self.preview,
+        }
+
+
+class EmptyResponseError(StreamError):
+    """The turn finished holding nothing, or thinking only, raised in place of `stop`."""
+
+    def __init__(self, *, finish_reason: FinishReason, usage: Usage, thinking_only: bool) -> None:
+        self.finish_reason = finish_reason
+        self.usage = usage
+        self.thinking_only = thinking_only
+        what = "only thinking" if thinking_only else "no content"
+        super().__init__(
+            f"the model finished (finish reason {finish_reason!r}) with {what}; "
+            "retry, or raise max_tokens if the turn was cut off"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"finish_reason": self.finish_reason, "usage": dict(self.usage)}
+
+
+class IncompleteStreamError(StreamError):
+    """The provider stream ended without its end-of-turn signal, or the connection broke."""
+
+    def __init__(self, missing: str, detail: str = "") -> None:
+        self.missing = missing
+        self.detail = detail
+        msg = f"the stream ended before it was finished: no {missing} was received"
+        super().__init__(msg + (f" ({detail})" if detail else ""))
+
+    def fields(self) -> dict[str, Any]:
+        return {"missing": self.missing}
+
+
+class FrameTooLargeError(IncompleteStreamError):
+    """An SSE frame grew past the configured limit; decoding stopped instead of buffering on."""
+
+    def __init__(self, limit: int, size: int) -> None:
+        self.limit = limit
+        self.size = size
+        super().__init__(
+            "complete frame",
+            f"a frame reached {size} bytes, over the limit of {limit}; "
+            "raise max_frame_bytes if this provider legitimately sends larger frames",
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"missing": self.missing, "limit": self.limit, "size": self.size}
+
+
+class ProviderError(StreamError):
+    """The provider refused the request or reported an error in the stream."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error_type: str | None = None,
+        code: str | int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        provider: str | None = None,
+    ) -> None:
+        self.status = status
+        self.error_type = error_type
+        self.code = code
+        self.provider_message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.provider = provider
+        parts = [p for p in (provider, f"HTTP {status}" if status else None, error_type) if p]
+        if code is not None and str(code) != error_type:
+            parts.append(f"code {code}")
+        super().__init__(f"provider error ({', '.join(parts) or 'unspecified'}): {message}")
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "error_type": self.error_type,
+            "code": self.code,
+            "provider_message": self.provider_message,
+            "retryable": self.retryable,
+            "retry_after": self.retry_after,
+        }
+
+
+class StreamProtocolError(StreamError):
+    """An adapter produced output that breaks the grammar: a bug in modelstream, please report."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        self.rule = rule
+        self.detail = detail
+        super().__init__(f"grammar rule broken ({rule}): {detail}")
+
+    def fields(self) -> dict[str, Any]:
+        return {"rule": self.rule, "detail": self.detail}
+
+
+class GrammarViolation(ModelstreamError):
+    """An event stream checked with `GrammarChecker` breaks a SPEC rule (named in `rule`)."""
+
+    def __init__(self, rule: str, detail: str, index: int) -> None:
+        self.rule = rule
+        self.detail = detail
+        self.index = index
+        super().__init__(f"event {index}: {rule}: {detail}")
+
+    def fields(self) -> dict[str, Any]:
+        return {"rule": self.rule, "detail": self.detail, "index": self.index}
+
+
+class UnsupportedParameterError(ModelstreamError):
+    """A config value the target protocol cannot express; raised before anything is sent."""
+
+    def __init__(self, parameter: str, protocol: str, detail: str = "") -> None:
+        self.parameter = parameter
+        self.protocol = protocol
+        super().__init__(
+            f"{parameter!r} is not supported by {protocol}" + (f": {detail}" if detail else "")
+        )
+
+
+class InvalidMessageError(ModelstreamError):
+    """A message given by the caller is malformed; raised before anything is sent."""
+
+
+class ConfigurationError(ModelstreamError):
+    """Missing key, unknown model, protocol or client type; raised before anything is sent."""

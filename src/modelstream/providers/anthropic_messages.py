@@ -1,0 +1,190 @@
+"""Anthropic Messages (`POST /v1/messages`, `stream: true`) stream decoder.
+
+Blocks are keyed by the event `index`; a block ends at `content_block_stop`, the turn's finish
+reason comes in `message_delta`, and `message_stop` is the terminal event.
+
+Usage arithmetic (SPEC §2): `message_start` and every `message_delta` report cumulative counts,
+so the latest value of each field wins (never summed).
+  cached_tokens   = cache_read_input_tokens
+  prompt_tokens   = input_tokens + cache_creation_input_tokens   (input not served from cache)
+  thoughts_tokens = output_tokens_details.thinking_tokens, else null (unknown: Anthropic's
+                    output count includes thinking and most responses do not split it)
+  response_tokens = output_tokens − thoughts_tokens (or output_tokens when thoughts are unknown)
+
+Fidelity: thinking `{"signature": ...}`, redacted thinking `{"redacted_thinking": <data>}`
+(an item with empty thinking), refusal text `{"refusal": true}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..errors import ProviderError
+from ..sse import SSEFrame
+from ..types import FinishReason, Usage
+from .base import int_or_none, load_json
+
+_FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "refusal": "stop",  # a refusal is the model's answer (SPEC §2)
+    "tool_use": "tool_call",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+}
+_RETRYABLE = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+_USAGE_KEYS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
+
+
+class AnthropicMessagesDecoder:
+    protocol = "anthropic-messages"
+    default_provider = "anthropic"
+
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+        self._kinds: dict[int, str] = {}  # block index -> "text" | "thinking" | "tool_call"
+        self._counts: dict[str, int | None] = {}
+        self._thinking_tokens: int | None = None
+        self._whole: set[Any] = set()  # tool_use blocks whose input came whole at the start
+
+    def on_frame(self, frame: SSEFrame) -> None:
+        event = load_json(self.sink, frame.data)
+        if not isinstance(event, dict):
+            return
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            self._delta(event)
+        elif kind == "content_block_start":
+            self._start(event)
+        elif kind == "content_block_stop":
+            index = event.get("index")
+            if index in self._kinds:
+                self.sink.end_item(index)
+        elif kind == "message_start":
+            message = event.get("message") or {}
+            self.sink.metadata.response_id = message.get("id")
+            self.sink.metadata.model = message.get("model")
+            self._usage(message.get("usage"))
+        elif kind == "message_delta":
+            self._usage(event.get("usage"))
+            delta = event.get("delta") or {}
+            reason = delta.get("stop_reason")
+            if reason:
+                if reason == "refusal":
+                    self._refusal(delta)
+                self.sink.finish(_FINISH.get(reason, "unknown"), reason)
+        elif kind == "message_stop":
+            self.sink.terminal()
+        elif kind == "ping":
+            self.sink.skip("ping")
+        elif kind == "error":
+            error = event.get("error") or {}
+            error_type = error.get("type")
+            self.sink.provider_error(
+                ProviderError(
+                    str(error.get("message") or "the stream reported an error"),
+                    error_type=error_type,
+                    retryable=error_type in _RETRYABLE,
+                    provider="anthropic",
+                )
+            )
+        else:
+            self.sink.skip(f"event:{kind}")
+
+    def on_end(self) -> None:
+        pass
+
+    def _start(self, event: dict[str, Any]) -> None:
+        index = event.get("index")
+        block = event.get("content_block") or {}
+        block_type = block.get("type")
+        sink = self.sink
+        if block_type == "text":
+            self._kinds[index] = "text"  # type: ignore[index]
+            sink.text(index, block.get("text") or "")
+        elif block_type == "thinking":
+            self._kinds[index] = "thinking"  # type: ignore[index]
+            signature = block.get("signature")
+            sink.thinking(
+                index, block.get("thinking") or "", {"signature": signature} if signature else None
+            )
+        elif block_type == "redacted_thinking":
+            self._kinds[index] = "thinking"  # type: ignore[index]
+            sink.thinking(index, "", {"redacted_thinking": block.get("data", "")})
+        elif block_type == "tool_use":
+            self._kinds[index] = "tool_call"  # type: ignore[index]
+            # The arguments stream as input_json_delta and `input` is a placeholder `{}`;
+            # a gateway that gives the whole input here sends no deltas after it.
+            initial = block.get("input")
+            whole = orjson.dumps(initial).decode() if isinstance(initial, dict) and initial else ""
+            if whole:
+                self._whole.add(index)
+            sink.tool_call(
+                index, whole, name=block.get("name") or "", tool_call_id=block.get("id") or ""
+            )
+        else:  # server tools, their results, MCP blocks: executed by the provider
+            sink.skip(f"block:{block_type}")
+
+    def _delta(self, event: dict[str, Any]) -> None:
+        index = event.get("index")
+        kind = self._kinds.get(index)  # type: ignore[arg-type]
+        delta = event.get("delta") or {}
+        delta_type = delta.get("type")
+        if kind is None:
+            self.sink.skip(f"delta:{delta_type}")
+        elif delta_type == "text_delta":
+            self.sink.text(index, delta.get("text") or "")
+        elif delta_type == "thinking_delta":
+            self.sink.thinking(index, delta.get("thinking") or "")
+        elif delta_type == "signature_delta":
+            self.sink.thinking(index, "", {"signature": delta.get("signature", "")})
+        elif delta_type == "input_json_delta":
+            if index in self._whole:
+                self.sink.skip("delta:input_json_delta_after_whole_input")
+            else:
+                self.sink.tool_call(index, delta.get("partial_json") or "")
+        else:  # citations_delta and anything newer
+            self.sink.skip(f"delta:{delta_type}")
+
+    def _refusal(self, delta: dict[str, Any]) -> None:
+        """Mark the refusal as the model's answer; an empty refusal still is one."""
+        self.sink.text(("refusal",), "", {"refusal": True})
+        details = delta.get("stop_details")
+        if details:
+            self.sink.diagnostic({"type": "refusal", "details": details})
+
+    def _usage(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        counts = self._counts
+        for key in _USAGE_KEYS:
+            value = int_or_none(usage.get(key))
+            if value is not None:
+                counts[key] = value
+        details = usage.get("output_tokens_details")
+        if isinstance(details, dict):
+            thinking = int_or_none(details.get("thinking_tokens"))
+            if thinking is not None:
+                self._thinking_tokens = thinking
+        self.sink.usage_update(self._mapped())
+
+    def _mapped(self) -> Usage:
+        counts = self._counts
+        fresh = counts.get("input_tokens")
+        created = counts.get("cache_creation_input_tokens")
+        output = counts.get("output_tokens")
+        thoughts = self._thinking_tokens
+        response = output - thoughts if output is not None and thoughts is not None else output
+        return {
+            "cached_tokens": counts.get("cache_read_input_tokens"),
+            "prompt_tokens": fresh + (created or 0) if fresh is not None else None,
+            "thoughts_tokens": thoughts,
+            "response_tokens": response,
+        }

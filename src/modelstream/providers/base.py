@@ -1,0 +1,44 @@
+"""The surface every provider adapter offers, and shared helpers for the decoders."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+import orjson
+
+if TYPE_CHECKING:
+    from ..assembler import ItemAssembler
+    from ..sse import SSEFrame
+
+
+class StreamDecoderAdapter(Protocol):
+    """Decodes one provider's SSE frames into calls on the `ItemAssembler`.
+
+    It knows its wire format and nothing else: no grammar rules, no IO, no clock.
+    """
+
+    protocol: str  # e.g. "openai-chat"
+    default_provider: str  # e.g. "openai"
+
+    def __init__(self, sink: ItemAssembler) -> None: ...
+
+    def on_frame(self, frame: SSEFrame) -> None:
+        """One SSE frame, in order."""
+
+    def on_end(self) -> None:
+        """The body ended (before the assembler checks that the turn finished)."""
+
+
+def load_json(sink: ItemAssembler, data: str) -> Any:
+    """Parse a frame's JSON payload; a malformed one is skipped and noted, never fatal."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        sink.skip("malformed_frame")
+        sink.diagnostic({"type": "malformed_frame", "preview": data[:120]})
+        return None
+
+
+def int_or_none(value: Any) -> int | None:
+    """A token count from a provider payload; anything that is not an int is unknown."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,21 @@
+"""OpenAI Responses stream decoder (placeholder until implemented)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..sse import SSEFrame
+
+
+class OpenAIResponsesDecoder:
+    protocol = "openai-responses"
+    default_provider = "openai"
+
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+
+    def on_frame(self, frame: SSEFrame) -> None:
+        raise NotImplementedError
+
+    def on_end(self) -> None:
+        pass

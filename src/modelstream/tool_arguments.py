@@ -1,0 +1,53 @@
+"""Turning a tool call's joined argument text into a JSON object, strictly or leniently.
+
+Strict (the default) accepts only a JSON object; an empty string means "no arguments" (`{}`),
+as Anthropic (`partial_json: ""`) and Gemini (no `args`) send for argument-less calls.
+Lenient mode (seed `002_…`, opt-in) recovers what it can and says how:
+`partial` (the text was cut off; the fields received so far, via jiter's partial mode),
+`repaired` (malformed but fixable, via json-repair), `invalid` (nothing usable: `{}`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import jiter
+import orjson
+from json_repair import repair_json
+
+RecoveryMode = Literal["repaired", "partial", "invalid"]
+
+
+def parse_strict(raw: str) -> tuple[dict[str, Any] | None, str]:
+    """The arguments object, or None and why not."""
+    if not raw.strip():
+        return {}, ""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return None, f"invalid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"a JSON {type(value).__name__}, not an object"
+    return value, ""
+
+
+def recover(raw: str) -> tuple[dict[str, Any], RecoveryMode]:
+    """Best-effort arguments for text that `parse_strict` rejected."""
+    data = raw.encode()
+    try:
+        jiter.from_json(data)
+    except ValueError as exc:
+        truncated = "EOF while parsing" in str(exc)
+    else:
+        truncated = False
+    if truncated:
+        prefix = jiter.from_json(data, partial_mode="trailing-strings")
+        if isinstance(prefix, dict):
+            return prefix, "partial"
+    try:
+        repaired = repair_json(raw, return_objects=True)
+    except Exception:  # json-repair raises assorted errors on hopeless input
+        repaired = None
+    if isinstance(repaired, dict) and repaired:
+        return repaired, "repaired"
+    return {}, "invalid"
