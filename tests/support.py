@@ -79,11 +79,14 @@ class _ReplayHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for piece in _slice(body, slices):
-            self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+        try:
+            for piece in _slice(body, slices):
+                self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the client stopped reading first: nothing left to serve
 
     do_GET = _serve
     do_POST = _serve

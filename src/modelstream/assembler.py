@@ -50,7 +50,16 @@ from .errors import (
 )
 from .results import StreamMetadata
 from .tool_arguments import parse_strict, recover
-from .types import DeltaItem, DoneItem, Event, Fidelity, FinishReason, Usage, unknown_usage
+from .types import (
+    DeltaItem,
+    DoneItem,
+    Event,
+    EventItem,
+    Fidelity,
+    FinishReason,
+    Usage,
+    unknown_usage,
+)
 
 # The growing field of each item kind (SPEC §2 "Delta items").
 GROWING_FIELD: dict[str, str] = {
@@ -84,13 +93,14 @@ class ItemAssembler:
         self.lenient_tool_arguments = lenient_tool_arguments
         self.now_ms = 0
         self.usage: Usage | None = None
+        self.final_usage: Usage | None = None  # what the stop event carried
         self.finished = False  # a finish reason was received
         self.stopped = False  # the stop event was emitted
         self._blocks: dict[Any, _Block] = {}  # open blocks, in order of first appearance
         self._head: _Block | None = None
         self._closed_keys: set[Any] = set()
         self._out: list[Event] = []
-        self._done_kinds: list[str] = []
+        self.done_items: list[DoneItem] = []  # every `.done` emitted, in order
         self._tool_calls = 0
 
     # --- what adapters call ---------------------------------------------------------------
@@ -230,6 +240,23 @@ class ItemAssembler:
     def has_open(self, key: Any) -> bool:
         return key in self._blocks
 
+    def open_item(self) -> EventItem | None:
+        """The item being streamed, its growing field joined so far (fidelity held included)."""
+        block = self._head
+        if block is None or not block.started:
+            return None
+        kind = block.kind
+        item: Any = {"type": kind + ".delta", **block.first}
+        if kind in ("inline_data", "inline_thinking"):
+            item["data"] = b"".join(block.parts)
+        elif kind == "embedding":
+            item["embedding"] = block.parts[-1]
+        else:
+            item[GROWING_FIELD[kind]] = "".join(block.parts)
+        if block.fidelity is not None:
+            item["fidelity"] = dict(block.fidelity)
+        return item  # type: ignore[no-any-return]
+
     def drain(self) -> list[Event]:
         """Events produced since the last drain."""
         out, self._out = self._out, []
@@ -293,9 +320,9 @@ class ItemAssembler:
         """Emit `.done` for closed blocks at the head of the queue; release the next one."""
         while self._head is not None and self._head.closed:
             block = self._head
+            self._finish_block(block)  # may raise: the block then stays the open item
             del self._blocks[next(iter(self._blocks))]
             self._head = None
-            self._finish_block(block)
             if self._blocks:
                 head = self._blocks[next(iter(self._blocks))]
                 self._head = head
@@ -336,7 +363,7 @@ class ItemAssembler:
             done[growing] = b"".join(block.parts)
         if fidelity is not None:
             done["fidelity"] = fidelity
-        self._done_kinds.append(kind)
+        self.done_items.append(done)
         self._emit(done)
 
     def _tool_arguments(self, block: _Block) -> dict[str, Any]:
@@ -362,19 +389,19 @@ class ItemAssembler:
     def _stop(self) -> None:
         self._close_all()
         reason = self.metadata.finish_reason or "unknown"
-        if reason == "stop" and "tool_call" in self._done_kinds:
+        kinds = [item["type"] for item in self.done_items]
+        if reason == "stop" and "tool_call.done" in kinds:
             reason = "tool_call"
             self.metadata.finish_reason = reason
         usage = self.usage
         if usage is None:
             usage = unknown_usage()
             self.metadata.diagnostics.append({"type": "usage_missing"})
-        content = [k for k in self._done_kinds if k not in ("thinking", "inline_thinking")]
+        content = [k for k in kinds if k not in ("thinking.done", "inline_thinking.done")]
         if not content:
-            raise EmptyResponseError(
-                finish_reason=reason, usage=usage, thinking_only=bool(self._done_kinds)
-            )
+            raise EmptyResponseError(finish_reason=reason, usage=usage, thinking_only=bool(kinds))
         self.stopped = True
+        self.final_usage = usage
         self._out.append(
             {
                 "role": "assistant",
@@ -386,12 +413,3 @@ class ItemAssembler:
             }
         )
 
-
-def done_items_of(events: list[Event]) -> list[DoneItem]:
-    """The `.done` items of an event list, in order."""
-    return [
-        item  # type: ignore[misc]
-        for event in events
-        for item in event["content_items"]
-        if item["type"].endswith(".done")
-    ]

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from .assembler import GROWING_FIELD
 from .errors import GrammarViolation
+from .tool_arguments import parse_strict
 from .types import FINISH_REASONS, Event
 
 _USAGE_FIELDS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens")
@@ -47,7 +46,8 @@ class GrammarChecker:
             self._fail("4", "an event came after stop")
         if event.get("role") != "assistant":
             self._fail("shape", f"role must be 'assistant', got {event.get('role')!r}")
-        if not isinstance(event.get("created_at"), int):
+        created_at = event.get("created_at")
+        if not isinstance(created_at, int) or isinstance(created_at, bool):
             self._fail("shape", "created_at must be an int (Unix ms)")
         items = event.get("content_items")
         if not isinstance(items, list):
@@ -147,14 +147,10 @@ class GrammarChecker:
             return b"".join(parts)
         if kind == "embedding":
             return parts[-1]
-        raw = "".join(parts)
-        if not raw.strip():
-            return {}
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            # A lenient stream may recover arguments; the done must still be an object.
-            return _Recovered()
+        arguments, _ = parse_strict("".join(parts))
+        # Text that is not a JSON object ("[1]" as much as "{broken") ends a strict stream in
+        # ToolCallArgumentParseError; a lenient one recovers some object, so any object matches.
+        return arguments if arguments is not None else _Recovered()
 
     def _fail(self, rule: str, detail: str) -> Any:
         raise GrammarViolation(rule, detail, self.index)

@@ -11,6 +11,17 @@ from .errors import StreamError
 from .types import Event
 
 _BINARY_KINDS = ("inline_data.", "inline_thinking.")
+# The SPEC §2 key order. Dicts keep insertion order, so an adapter that builds usage in another
+# order would change the wire; `dumps` puts these keys back in order (MMSP clients compare text).
+_EVENT_KEYS = (
+    "role",
+    "event_type",
+    "content_items",
+    "usage_metadata",
+    "finish_reason",
+    "created_at",
+)
+_USAGE_KEYS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens")
 
 
 def _default(value: Any) -> Any:
@@ -19,9 +30,27 @@ def _default(value: Any) -> Any:
     raise TypeError(f"cannot serialize {type(value).__name__}")
 
 
+def _ordered(value: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    out = {key: value[key] for key in keys if key in value}
+    out.update((key, item) for key, item in value.items() if key not in out)
+    return out
+
+
+def _in_spec_order(value: Any) -> Any:
+    """An event or message with its own and its usage's keys in SPEC order."""
+    if not isinstance(value, dict) or "content_items" not in value:
+        return value
+    usage = value.get("usage_metadata")
+    if isinstance(usage, dict) and tuple(usage) != _USAGE_KEYS:
+        value = {**value, "usage_metadata": _ordered(usage, _USAGE_KEYS)}
+    if tuple(value)[: len(_EVENT_KEYS)] != _EVENT_KEYS:
+        value = _ordered(value, _EVENT_KEYS)
+    return value
+
+
 def dumps(value: Any) -> bytes:
     """JSON bytes for an event, item or message; `bytes` become base64 strings."""
-    return orjson.dumps(value, default=_default)
+    return orjson.dumps(_in_spec_order(value), default=_default)
 
 
 def _decode_binary(items: list[Any]) -> None:

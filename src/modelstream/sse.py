@@ -6,8 +6,9 @@ split across two feeds counts once), a leading UTF-8 BOM is dropped, `:` lines a
 frames. Unlike the browser algorithm, the final frame is also dispatched at end of input when
 its blank line is missing: real captures end that way (corpus `anthropicsdk-tool-use`).
 
-Written by hand because no maintained library is sans-IO, byte-incremental and bounded; it
-works line by line with `bytes.splitlines`, never byte by byte.
+Written by hand because no maintained library is sans-IO, byte-incremental and bounded. It
+works line by line with `bytes.splitlines`, never byte by byte, and keeps an unterminated line
+as a list of pieces, so a long line arriving in small pieces costs linear time, not quadratic.
 """
 
 from __future__ import annotations
@@ -35,54 +36,65 @@ class SSEDecoder:
         self.max_frame_bytes = max_frame_bytes
         self.comments = 0  # heartbeats such as ": OPENROUTER PROCESSING" or ": keep-alive"
         self.last_event_id: str | None = None
-        self._tail = b""  # an unterminated line
-        self._skip_lf = False  # the previous feed ended in \r: a leading \n belongs to it
+        self._start = b""  # the first bytes, held until we know whether they are a BOM
         self._started = False  # BOM check done
+        self._tail: list[bytes] = []  # pieces of an unterminated line
+        self._tail_size = 0
+        self._skip_lf = False  # the previous feed ended in \r: a leading \n belongs to it
         self._event = ""
         self._data: list[bytes] = []
-        self._size = 0
+        self._size = 0  # bytes of data in the current frame
         self._retry: int | None = None
 
     def feed(self, chunk: bytes) -> list[SSEFrame]:
-        if not chunk:
-            return []
-        if self._skip_lf:
+        if not self._started:
+            chunk = self._start + chunk
+            if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
+                self._start = chunk  # maybe a BOM split across feeds
+                return []
+            self._started, self._start = True, b""
+            if chunk.startswith(_BOM):
+                chunk = chunk[len(_BOM) :]
+        if self._skip_lf and chunk:
             self._skip_lf = False
             if chunk[0] == 0x0A:
                 chunk = chunk[1:]
-        data = self._tail + chunk if self._tail else chunk
-        if not self._started:
-            if len(data) < 3 and _BOM.startswith(data):
-                self._tail = data
-                return []
-            self._started = True
-            if data.startswith(_BOM):
-                data = data[3:]
-        lines = data.splitlines(keepends=True)
-        if lines and lines[-1][-1:] not in (b"\n", b"\r"):
-            self._tail = lines.pop()
-            if len(self._tail) + self._size > self.max_frame_bytes:
-                raise FrameTooLargeError(self.max_frame_bytes, len(self._tail) + self._size)
-        else:
-            self._tail = b""
-        if not lines:
+        if not chunk:
             return []
-        if lines[-1][-1:] == b"\r":
-            self._skip_lf = True
+        cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+        if cut == 0:  # no line end: the line goes on
+            self._hold(chunk)
+            return []
+        lines = chunk[:cut]
+        if self._tail:
+            self._tail.append(lines)
+            lines = b"".join(self._tail)
+            self._tail, self._tail_size = [], 0
+        if cut < len(chunk):
+            self._hold(chunk[cut:])
+        # Only a \r that ends the feed may have its \n in the next one.
+        self._skip_lf = cut == len(chunk) and lines[-1] == 0x0D
         frames: list[SSEFrame] = []
-        for line in lines:
-            self._line(line.rstrip(b"\r\n"), frames)
+        for line in lines.splitlines():
+            self._line(line, frames)
         return frames
 
     def end(self) -> list[SSEFrame]:
         """Flush at end of input: an unterminated last line and a frame missing its blank line."""
         frames: list[SSEFrame] = []
+        self._start = b""  # a body that is only part of a BOM holds nothing
         if self._tail:
-            tail, self._tail = self._tail, b""
-            if self._started or not _BOM.startswith(tail):
-                self._line(tail, frames)
+            tail = b"".join(self._tail)
+            self._tail, self._tail_size = [], 0
+            self._line(tail, frames)
         self._line(b"", frames)
         return frames
+
+    def _hold(self, piece: bytes) -> None:
+        self._tail.append(piece)
+        self._tail_size += len(piece)
+        if self._tail_size + self._size > self.max_frame_bytes:
+            raise FrameTooLargeError(self.max_frame_bytes, self._tail_size + self._size)
 
     def _line(self, line: bytes, frames: list[SSEFrame]) -> None:
         if not line:

@@ -1,6 +1,6 @@
 """The sans-IO pipeline: response body bytes in, grammar-valid events out.
 
-    bytes ─► SSEDecoder ─► provider adapter ─► ItemAssembler ─► events ─► Accumulator
+    bytes ─► SSEDecoder ─► provider adapter ─► ItemAssembler ─► events
 
 `StreamDecoder` is what every IO shell (HTTP client, server, `replay`, tests) drives. It never
 reads a socket or a clock: the caller feeds bytes, passes the time if it wants `created_at`
@@ -8,25 +8,20 @@ stamped, and calls `end()` when the body is over.
 
 Errors: a stream error is raised by the first `feed`/`end` call after every event before it has
 been returned, so a consumer sees all deltas that preceded the failure. The error carries a
-`partial` response; `result` holds it too.
+`partial` response; `result` holds it too. The result is read from the assembler, which already
+holds every done item, so the hot path does not accumulate events a second time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .accumulator import Accumulator
 from .assembler import ItemAssembler
-from .errors import (
-    IncompleteStreamError,
-    ProviderError,
-    StreamError,
-    StreamProtocolError,
-)
+from .errors import IncompleteStreamError, ProviderError, StreamError, StreamProtocolError
 from .providers import decoder_class
 from .results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata
 from .sse import DEFAULT_MAX_FRAME_BYTES, SSEDecoder
-from .types import Event
+from .types import Event, Message
 
 
 class StreamDecoder:
@@ -44,7 +39,6 @@ class StreamDecoder:
         self.metadata = StreamMetadata(
             protocol=protocol, provider=provider or adapter_class.default_provider
         )
-        self.accumulator = Accumulator()
         self.error: StreamError | None = None
         self._sse = SSEDecoder(max_frame_bytes)
         self._assembler = ItemAssembler(
@@ -52,6 +46,7 @@ class StreamDecoder:
         )
         self._adapter = adapter_class(self._assembler)
         self._partial: PartialResponse | None = None
+        self._created_at: int | None = None
         self._ended = False
 
     @property
@@ -62,8 +57,8 @@ class StreamDecoder:
     @property
     def result(self) -> FinalResponse | PartialResponse | None:
         """Final after `stop`, partial after an error or `cancel()`, None while running."""
-        if self.accumulator.stopped:
-            return self.accumulator.final(self.metadata)
+        if self._assembler.stopped:
+            return FinalResponse(message=self._message(), metadata=self.metadata)
         return self._partial
 
     def feed(self, data: bytes, now_ms: int = 0) -> list[Event]:
@@ -95,23 +90,22 @@ class StreamDecoder:
 
     def cancel(self, reason: str = "cancelled by the caller") -> PartialResponse:
         """Record that the caller stopped reading; returns the partial response."""
-        if self._partial is None and not self.accumulator.stopped:
-            self._partial = self.accumulator.partial(
-                "cancelled", reason, self.metadata, usage=self._assembler.usage
-            )
-        return self._partial or self.accumulator.partial("cancelled", reason, self.metadata)
+        if self._partial is None and not self._assembler.stopped:
+            self._partial = self._make_partial("cancelled", reason)
+        return self._partial or self._make_partial("cancelled", reason)
 
     def _drain(self) -> list[Event]:
         events = self._assembler.drain()
-        apply = self.accumulator.apply
-        for event in events:
-            apply(event)
+        if events and self._created_at is None:
+            self._created_at = events[0]["created_at"]
         if self._sse.comments:
             self.metadata.skipped["sse_comment"] = self._sse.comments
-        if self.error is not None and self._partial is None:
-            self._partial = self.error.partial = self._partial_for(self.error)
-        if not events:
-            self._raise_pending()
+        error = self.error
+        if error is not None:
+            if self._partial is None:
+                self._partial = error.partial = self._partial_for(error)
+            if not events:
+                raise error
         return events
 
     def _raise_pending(self) -> None:
@@ -126,14 +120,34 @@ class StreamDecoder:
             self.error.__cause__ = exc
 
     def _partial_for(self, error: StreamError) -> PartialResponse:
+        if isinstance(error, ProviderError):
+            return self._make_partial("failed", f"provider error: {error.provider_message}")
         status: PartialStatus = (
             "incomplete" if isinstance(error, IncompleteStreamError) else "failed"
         )
-        if isinstance(error, ProviderError):
-            reason = f"provider error: {error.provider_message}"
-        else:
-            reason = str(error)
-        return self.accumulator.partial(status, reason, self.metadata, usage=self._assembler.usage)
+        return self._make_partial(status, str(error))
+
+    def _make_partial(self, status: PartialStatus, reason: str) -> PartialResponse:
+        assembler = self._assembler
+        return PartialResponse(
+            status=status,
+            reason=reason,
+            items=list(assembler.done_items),
+            open_item=assembler.open_item(),
+            usage=assembler.usage,
+            metadata=self.metadata,
+        )
+
+    def _message(self) -> Message:
+        message: Message = {
+            "role": "assistant",
+            "content_items": list(self._assembler.done_items),
+            "usage_metadata": self._assembler.final_usage,
+            "finish_reason": self.metadata.finish_reason,
+        }
+        if self._created_at is not None:
+            message["created_at"] = self._created_at
+        return message
 
 
 def decode_body(

@@ -27,13 +27,26 @@ def parse_strict(raw: str) -> tuple[dict[str, Any] | None, str]:
     except orjson.JSONDecodeError as exc:
         return None, f"invalid JSON: {exc}"
     if not isinstance(value, dict):
-        return None, f"a JSON {type(value).__name__}, not an object"
+        return None, f"a JSON {_json_type(value)}, not an object"
     return value, ""
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "null"
 
 
 def recover(raw: str) -> tuple[dict[str, Any], RecoveryMode]:
     """Best-effort arguments for text that `parse_strict` rejected."""
-    data = raw.encode()
+    # "replace": a lone surrogate from a lax upstream decoder must not crash the recovery.
+    data = raw.encode("utf-8", "replace")
     try:
         jiter.from_json(data)
     except ValueError as exc:
@@ -41,7 +54,10 @@ def recover(raw: str) -> tuple[dict[str, Any], RecoveryMode]:
     else:
         truncated = False
     if truncated:
-        prefix = jiter.from_json(data, partial_mode="trailing-strings")
+        try:
+            prefix = jiter.from_json(data, partial_mode="trailing-strings")
+        except ValueError:  # nothing parseable before the cut (e.g. only whitespace)
+            prefix = None
         if isinstance(prefix, dict):
             return prefix, "partial"
     try:

@@ -1,0 +1,292 @@
+"""How `replay` shows a stream: JSON lines for programs, Rich text for people.
+
+Both renderers get the same calls in order: `events(...)` for each batch the decoder returns,
+then `stopped(metadata)` or `failed(error)`. They hold no protocol logic: what they show is
+what the events, the stream metadata and the partial response already say.
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any, Protocol
+
+import orjson
+from rich.console import Console
+from rich.text import Text
+
+from .. import jsonwire
+from ..assembler import GROWING_FIELD
+from ..errors import ProviderError, StreamError, ToolCallArgumentParseError
+from ..results import PartialResponse, StreamMetadata
+from ..types import Event, Usage
+
+_USAGE_LABELS = (
+    ("cached_tokens", "cached"),
+    ("prompt_tokens", "prompt"),
+    ("thoughts_tokens", "thoughts"),
+    ("response_tokens", "response"),
+)
+
+
+class Renderer(Protocol):
+    def events(self, events: list[Event], metadata: StreamMetadata) -> None: ...
+
+    def stopped(self, metadata: StreamMetadata) -> None: ...
+
+    def failed(self, error: StreamError, metadata: StreamMetadata) -> None: ...
+
+
+class JsonlRenderer:
+    """One SPEC JSON event per line; a stream that fails ends with one `{"error": ...}` line."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+
+    def events(self, events: list[Event], metadata: StreamMetadata) -> None:
+        if events:
+            self.out.write(b"".join(jsonwire.dumps(event) + b"\n" for event in events))
+            self.out.flush()
+
+    def stopped(self, metadata: StreamMetadata) -> None:
+        pass
+
+    def failed(self, error: StreamError, metadata: StreamMetadata) -> None:
+        self.out.write(jsonwire.dumps(jsonwire.error_object(error)) + b"\n")
+        self.out.flush()
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich exits with status 1 here; let the command handle it like in the jsonl format.
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def pretty_console() -> Console:
+    """Stdout for people: no markup or emoji codes read from model text, no highlighting."""
+    return _Console(highlight=False, markup=False, emoji=False)
+
+
+class PrettyRenderer:
+    """Items as they grow (text as it arrives, thinking dimmed, tool calls with their
+    arguments), then a summary of the turn or the error and what was received."""
+
+    def __init__(self, console: Console, label: str, protocol: str) -> None:
+        self.console = console
+        self.label = label
+        self.protocol = protocol
+        self._header_shown = False
+        self._at_line_start = True
+        self._kind: str | None = None  # kind of the group being shown
+        self._raw: list[str] = []  # tool call argument fragments of the open group
+        self._stop_usage: Usage | None = None
+        self._pending = Text()  # streamed fragments not printed yet
+
+    # --- the stream ----------------------------------------------------------------------
+
+    def events(self, events: list[Event], metadata: StreamMetadata) -> None:
+        if not events:
+            return
+        with self.console:  # one write per batch: a long reply is thousands of deltas
+            self._header(metadata)
+            for event in events:
+                if event["event_type"] == "stop":
+                    self._stop_usage = event["usage_metadata"]
+                for item in event["content_items"]:
+                    kind, _, phase = item["type"].partition(".")
+                    if phase == "delta":
+                        self._delta(kind, dict(item))
+                    else:
+                        self._done(kind, dict(item))
+            self._flush()
+
+    def stopped(self, metadata: StreamMetadata) -> None:
+        self._header(metadata)
+        reason = Text(str(metadata.finish_reason), style="bold green")
+        if metadata.raw_finish_reason is not None:
+            reason.append(f"  (provider: {metadata.raw_finish_reason})", style="dim")
+        self._summary(
+            [("finish reason", reason), ("usage", _usage(self._stop_usage)), *_facts(metadata)]
+        )
+
+    def failed(self, error: StreamError, metadata: StreamMetadata) -> None:
+        self._header(metadata)
+        rows = [("error", Text(f"{type(error).__name__}: {error}", style="bold red"))]
+        partial = error.partial
+        if partial is not None:
+            rows.append(("partial", _partial_status(partial, error)))
+            rows.append(("received", _received(partial)))
+            rows.append(("usage", _usage(partial.usage)))
+        if isinstance(error, ToolCallArgumentParseError):
+            rows.append(("hint", Text("replay with --lenient-tool-arguments to recover them")))
+        self._summary([*rows, *_facts(metadata)])
+
+    # --- items ---------------------------------------------------------------------------
+
+    def _delta(self, kind: str, item: dict[str, Any]) -> None:
+        if self._kind is None:
+            self._kind, self._raw = kind, []
+            self._item_label(kind, item)
+        if kind in ("text", "thinking"):
+            self._write(item[kind], "dim italic" if kind == "thinking" else "")
+        elif kind == "tool_call":
+            self._raw.append(item["arguments"])
+            self._write(item["arguments"], "cyan")
+
+    def _done(self, kind: str, item: dict[str, Any]) -> None:
+        if kind == "tool_call":
+            self._tool_call_done(item)
+        elif kind in ("inline_data", "inline_thinking"):
+            self._end_line()
+            self._note(f"{len(item['data'])} bytes of {item['mime_type']}")
+        elif kind == "embedding":
+            vector = item["embedding"]
+            head = ", ".join(f"{x:.4f}" for x in vector[:4])
+            self._note(f"{len(vector)} dimensions: [{head}{', …' if len(vector) > 4 else ''}]")
+        self._end_line()
+        fidelity = item.get("fidelity")
+        if fidelity:
+            self._note("fidelity: " + ", ".join(_describe(k, v) for k, v in fidelity.items()))
+        self._kind = None
+
+    def _tool_call_done(self, item: dict[str, Any]) -> None:
+        raw = "".join(self._raw)
+        self._end_line()
+        if not raw.strip():
+            self._note("no arguments: {}")
+            return
+        try:
+            streamed = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            streamed = None
+        if streamed != item["arguments"]:  # lenient mode recovered them (see diagnostics)
+            self._note("arguments recovered as " + orjson.dumps(item["arguments"]).decode())
+
+    def _item_label(self, kind: str, item: dict[str, Any]) -> None:
+        self._print()
+        label = Text("▍", style=_COLOURS.get(kind, "white"))
+        label.append(kind.replace("_", " "), style="bold")
+        if kind == "tool_call":
+            label.append(f" {item['name']}", style="bold magenta")
+            label.append(f"  id {item['tool_call_id']}", style="dim")
+        elif kind in ("inline_data", "inline_thinking"):
+            label.append(f" {item['mime_type']}", style="dim")
+        self._print(label)
+
+    # --- output helpers ------------------------------------------------------------------
+
+    def _header(self, metadata: StreamMetadata) -> None:
+        if self._header_shown:
+            return
+        self._header_shown = True
+        facts = [self.protocol, metadata.provider, metadata.model, metadata.response_id]
+        header = Text(self.label, style="bold")
+        header.append("  " + " · ".join(f for f in facts if f), style="dim")
+        self._print(header, soft_wrap=True)
+
+    def _summary(self, rows: list[tuple[str, Text]]) -> None:
+        """Label/value lines, not a table: a table pads and cuts lines to the terminal width."""
+        self._end_line()
+        self._print()
+        width = max(len(label) for label, _ in rows) + 2
+        for label, value in rows:
+            line = Text(label.ljust(width), style="bold")
+            line.append_text(value)
+            self._print(line, soft_wrap=True)
+
+    def _write(self, piece: str, style: str) -> None:
+        """Stream a fragment; fragments are joined and printed once per batch (`_flush`)."""
+        if piece:
+            self._pending.append(piece, style)
+            self._at_line_start = piece.endswith("\n")
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.console.print(self._pending, end="", soft_wrap=True)
+            self._pending = Text()
+
+    def _print(self, *renderables: Any, **options: Any) -> None:
+        self._flush()
+        self.console.print(*renderables, **options)
+
+    def _end_line(self) -> None:
+        if not self._at_line_start:
+            self._print()
+            self._at_line_start = True
+
+    def _note(self, note: str) -> None:
+        self._print(Text(note, style="dim"), soft_wrap=True)
+
+
+_COLOURS = {
+    "text": "green",
+    "thinking": "bright_black",
+    "tool_call": "magenta",
+    "inline_data": "blue",
+    "inline_thinking": "bright_black",
+    "embedding": "yellow",
+}
+
+
+def _usage(usage: Usage | None) -> Text:
+    if usage is None:
+        return Text("unknown", style="dim")
+    text = Text()
+    for i, (field, label) in enumerate(_USAGE_LABELS):
+        value = usage.get(field)
+        if i:
+            text.append(" · ", style="dim")
+        text.append(f"{label} ")
+        if value is None:
+            text.append("unknown", style="dim")
+        else:
+            text.append(str(value))
+    return text
+
+
+def _facts(metadata: StreamMetadata) -> list[tuple[str, Text]]:
+    rows: list[tuple[str, Text]] = []
+    if metadata.diagnostics:
+        for diagnostic in metadata.diagnostics:
+            rows.append(("diagnostic", Text(orjson.dumps(diagnostic).decode(), style="yellow")))
+    else:
+        rows.append(("diagnostics", Text("none", style="dim")))
+    if metadata.skipped:
+        skipped = ", ".join(f"{kind} ×{n}" for kind, n in sorted(metadata.skipped.items()))
+        rows.append(("skipped", Text(skipped)))
+    else:
+        rows.append(("skipped", Text("nothing", style="dim")))
+    return rows
+
+
+def _partial_status(partial: PartialResponse, error: StreamError) -> Text:
+    text = Text(partial.status, style="bold red")
+    if partial.reason != str(error) and not isinstance(error, ProviderError):
+        text.append(f": {partial.reason}")
+    text.append("  (not final: do not act on its tool calls)", style="dim")
+    return text
+
+
+def _received(partial: PartialResponse) -> Text:
+    kinds = [item["type"].partition(".")[0] for item in partial.items]
+    text = Text(f"{len(kinds)} done item{'s' if len(kinds) != 1 else ''}")
+    if kinds:
+        text.append(f" ({', '.join(kinds)})")
+    open_item: dict[str, Any] | None = dict(partial.open_item) if partial.open_item else None
+    if open_item is None:
+        text.append("; no open item")
+        return text
+    kind = open_item["type"].partition(".")[0]
+    text.append(f"; open {kind.replace('_', ' ')}")
+    if kind == "tool_call":
+        text.append(f" {open_item['name']}", style="magenta")
+    field = GROWING_FIELD.get(kind)
+    if kind != "embedding" and field in open_item:
+        size = len(open_item[field])
+        text.append(f" with {size} {'bytes' if field == 'data' else 'chars'} so far")
+    return text
+
+
+def _describe(key: str, value: Any) -> str:
+    if isinstance(value, str) and len(value) > 24:
+        return f"{key} ({len(value)} chars)"
+    return f"{key} {orjson.dumps(value).decode()}"
