@@ -80,7 +80,7 @@ def test_the_open_item_carries_fidelity_received_so_far():
             {
                 "role": "assistant",
                 "event_type": "delta",
-                "content_items": [item],  # type: ignore[list-item]
+                "content_items": [item],
                 "usage_metadata": None,
                 "finish_reason": None,
                 "created_at": 1,
@@ -163,7 +163,7 @@ def test_a_partial_says_its_status_and_reason_and_keeps_the_open_item():
 def test_a_partial_carries_the_usage_it_is_given():
     turn = Turn()
     turn.text("a", "x")
-    partial = turn.accumulator.partial("cancelled", "caller", turn.metadata, usage=USAGE)  # type: ignore[arg-type]
+    partial = turn.accumulator.partial("cancelled", "caller", turn.metadata, usage=USAGE)
     assert partial.usage == USAGE
 
 
@@ -193,7 +193,7 @@ def test_inline_thinking_fragments_join_as_bytes():
     turn = Turn()
     turn.inline_thinking("img", b"\x89PNG", "image/png")
     turn.inline_thinking("img", b"\r\n", "image/png")
-    assert turn.accumulator.open_item()["data"] == b"\x89PNG\r\n"  # type: ignore[index,typeddict-item]
+    assert turn.accumulator.open_item()["data"] == b"\x89PNG\r\n"
 
 
 def test_embeddings_are_done_items_with_their_vectors():

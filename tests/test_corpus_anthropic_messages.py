@@ -121,9 +121,7 @@ def test_max_tokens_inside_tool_json_recovers_the_fields_received_when_lenient(r
 
 def test_a_refusal_is_a_marked_answer_that_ends_with_stop(replay_server):
     decoded = replay(replay_server, "anthropicsdk-refusal-handwritten")
-    assert decoded.done_items == [
-        {"type": "text.done", "text": "", "fidelity": {"refusal": True}}
-    ]
+    assert decoded.done_items == [{"type": "text.done", "text": "", "fidelity": {"refusal": True}}]
     assert decoded.stop["finish_reason"] == "stop"
     assert decoded.decoder.metadata.raw_finish_reason == "refusal"
     details = [d for d in decoded.decoder.metadata.diagnostics if d["type"] == "refusal"]

@@ -656,3 +656,32 @@ def test_url_safe_base64_inline_data_decodes_to_the_same_bytes():
     assert decoded.done_items == [
         {"type": "inline_data.done", "data": data, "mime_type": "image/png"}
     ]
+
+
+def test_thoughts_stay_unknown_when_thought_parts_came_but_no_thought_count():
+    usage = {"promptTokenCount": 4, "candidatesTokenCount": 2}
+    answer = {"content": {"parts": [{"text": "Hi"}], "role": "model"}}
+    thought = {"content": {"parts": [{"text": "Greet back.", "thought": True}], "role": "model"}}
+    chunks = [
+        {"candidates": [answer], "usageMetadata": usage},
+        {"candidates": [{**thought, "finishReason": "STOP"}], "usageMetadata": usage},
+    ]
+    decoded = decode_chunks(PROTOCOL, [frame(c) for c in chunks])
+    assert decoded.stop["usage_metadata"] == {
+        "cached_tokens": 0,
+        "prompt_tokens": 4,
+        "thoughts_tokens": None,
+        "response_tokens": 2,
+    }
+
+
+def test_cached_content_tokens_are_taken_out_of_the_prompt_count():
+    chunks = chunks_of(load_capture(PROTOCOL, "pydanticai-google-text"))
+    chunks[-1]["usageMetadata"]["cachedContentTokenCount"] = 5
+    decoded = decode_chunks(PROTOCOL, [frame(c) for c in chunks])
+    assert decoded.stop["usage_metadata"] == {
+        "cached_tokens": 5,
+        "prompt_tokens": 13 - 5,
+        "thoughts_tokens": 0,
+        "response_tokens": 8,
+    }

@@ -67,7 +67,7 @@ def violation(events: list[dict[str, Any]], *, end: bool = False) -> GrammarViol
     checker = GrammarChecker()
     with pytest.raises(GrammarViolation) as caught:
         for event in events:
-            checker.feed(event)  # type: ignore[arg-type]
+            checker.feed(event)
         if end:
             checker.end()
     return caught.value
@@ -80,7 +80,7 @@ HELLO = [delta(text("Hel")), delta(text("lo")), delta(text_done("Hello"))]
 
 
 def test_the_spec_example_events_with_their_group_pass():
-    check_events([*HELLO, stop()])  # type: ignore[list-item]
+    check_events([*HELLO, stop()])
 
 
 def test_a_text_then_tool_call_stream_with_fidelity_passes():
@@ -94,7 +94,7 @@ def test_a_text_then_tool_call_stream_with_fidelity_passes():
         delta(call_done({"city": "Paris"})),
         stop("tool_call"),
     ]
-    check_events(events)  # type: ignore[arg-type]
+    check_events(events)
 
 
 def test_inline_data_and_embedding_groups_pass():
@@ -106,31 +106,31 @@ def test_inline_data_and_embedding_groups_pass():
         delta({"type": "embedding.done", "embedding": [0.5, 1.0]}),
         stop(),
     ]
-    check_events(events)  # type: ignore[arg-type]
+    check_events(events)
 
 
 def test_empty_tool_arguments_join_to_an_empty_object():
-    check_events([delta(call("", "c1", "f")), delta(call_done({})), stop("tool_call")])  # type: ignore[list-item]
+    check_events([delta(call("", "c1", "f")), delta(call_done({})), stop("tool_call")])
 
 
 def test_recovered_arguments_of_a_lenient_stream_may_be_any_object():
     events = [delta(call('{"a": 1,', "c1", "f")), delta(call_done({"a": 1})), stop("length")]
-    check_events(events)  # type: ignore[arg-type]
+    check_events(events)
 
 
 def test_arguments_that_are_json_but_not_an_object_may_be_recovered_as_an_object():
     # A lenient stream turns "[1, 2]" into {} (mode "invalid"); that is a valid .done.
     events = [delta(call("[1, 2]", "c1", "f")), delta(call_done({})), stop("tool_call")]
-    check_events(events)  # type: ignore[arg-type]
+    check_events(events)
 
 
 def test_all_null_usage_is_valid_usage():
-    check_events([*HELLO, stop(usage=dict.fromkeys(USAGE))])  # type: ignore[list-item]
+    check_events([*HELLO, stop(usage=dict.fromkeys(USAGE))])
 
 
 @pytest.mark.parametrize("reason", ["stop", "length", "tool_call", "unknown"])
 def test_every_finish_reason_is_accepted(reason):
-    check_events([*HELLO, stop(reason)])  # type: ignore[list-item]
+    check_events([*HELLO, stop(reason)])
 
 
 # --- shape ------------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ def test_a_malformed_event_breaks_the_shape_rule(event):
 
 
 def test_an_event_that_is_not_an_object_breaks_the_shape_rule():
-    assert violation([["not", "an", "event"]]).rule == "shape"  # type: ignore[list-item]
+    assert violation([["not", "an", "event"]]).rule == "shape"
 
 
 # --- rule 1 -----------------------------------------------------------------------------------

@@ -57,15 +57,20 @@ def spec_example_events(usage: dict[str, Any]) -> tuple[dict[str, Any], dict[str
     assembler.text(0, "Hel")
     (delta,) = assembler.drain()
     assembler.text(0, "lo")
-    assembler.usage_update(usage)  # type: ignore[arg-type]
+    assembler.usage_update(usage)
     assembler.finish("stop", "end_turn")
     assembler.now_ms = 1694502400100
     assembler.terminal()
     stop = assembler.drain()[-1]
-    return delta, stop  # type: ignore[return-value]
+    return delta, stop
 
 
-SPEC_USAGE = {"cached_tokens": 0, "prompt_tokens": 10, "thoughts_tokens": None, "response_tokens": 5}
+SPEC_USAGE = {
+    "cached_tokens": 0,
+    "prompt_tokens": 10,
+    "thoughts_tokens": None,
+    "response_tokens": 5,
+}
 
 
 def test_the_spec_delta_example_serializes_byte_for_byte():
@@ -171,7 +176,7 @@ def test_a_tool_argument_error_object_names_the_call():
 
 
 def test_an_empty_response_error_object_carries_finish_reason_and_usage():
-    error = EmptyResponseError(finish_reason="length", usage=SPEC_USAGE, thinking_only=True)  # type: ignore[arg-type]
+    error = EmptyResponseError(finish_reason="length", usage=SPEC_USAGE, thinking_only=True)
     body = error_object(error)["error"]
     assert body == {
         "type": "EmptyResponseError",
@@ -252,7 +257,7 @@ def test_an_error_object_carries_the_partial_status_when_there_is_a_partial():
 def test_every_error_object_is_json_serializable():
     errors = [
         ToolCallArgumentParseError(name="f", tool_call_id="c", raw="x", reason="r"),
-        EmptyResponseError(finish_reason="stop", usage=SPEC_USAGE, thinking_only=False),  # type: ignore[arg-type]
+        EmptyResponseError(finish_reason="stop", usage=SPEC_USAGE, thinking_only=False),
         IncompleteStreamError("finish reason"),
         FrameTooLargeError(1, 2),
         ProviderError("nope", status=400, code=123),

@@ -242,9 +242,7 @@ def test_many_small_frames_never_reach_the_limit():
 
 def test_a_frame_exactly_at_the_limit_is_accepted():
     # The size counts each data value plus its joining newline: 9 + 1 = 10.
-    assert decode(b"data: 123456789\n\n", max_frame_bytes=10) == [
-        SSEFrame("message", "123456789")
-    ]
+    assert decode(b"data: 123456789\n\n", max_frame_bytes=10) == [SSEFrame("message", "123456789")]
     with pytest.raises(FrameTooLargeError):
         decode(b"data: 1234567890\n\n", max_frame_bytes=10)
 
@@ -302,7 +300,7 @@ def _encode(specs: list[dict[str, object]], eols: list[str], bom: bool) -> bytes
             line(f"id: {spec['id']}")
         if spec["retry"] is not None:
             line(f"retry: {spec['retry']}")
-        for value in spec["data"]:  # type: ignore[attr-defined]
+        for value in spec["data"]:
             line(f"data: {value}")
         line("")
     return "".join(out).encode()
@@ -313,14 +311,14 @@ def _intended(specs: list[dict[str, object]]) -> list[SSEFrame]:
     last_id: str | None = None
     for spec in specs:
         if spec["id"] is not None:
-            last_id = spec["id"]  # type: ignore[assignment]
+            last_id = spec["id"]
         if spec["data"]:
             frames.append(
                 SSEFrame(
-                    spec["event"] or "message",  # type: ignore[arg-type]
-                    "\n".join(spec["data"]),  # type: ignore[arg-type]
+                    spec["event"] or "message",
+                    "\n".join(spec["data"]),
                     last_id,
-                    spec["retry"],  # type: ignore[arg-type]
+                    spec["retry"],
                 )
             )
     return frames
@@ -333,9 +331,7 @@ def _intended(specs: list[dict[str, object]]) -> list[SSEFrame]:
     bom=st.booleans(),
     data=st.data(),
 )
-def test_random_frames_split_at_random_points_decode_to_the_intended_frames(
-    specs, eols, bom, data
-):
+def test_random_frames_split_at_random_points_decode_to_the_intended_frames(specs, eols, bom, data):
     body = _encode(specs, eols, bom)
     # Cut anywhere, and often right at a line end, where the decoder's state matters most.
     ends = [i for i, byte in enumerate(body) if byte in b"\r\n"]

@@ -108,6 +108,8 @@ class ItemAssembler:
     def text(self, key: Any, text: str, fidelity: Fidelity | None = None) -> None:
         block = self._blocks.get(key)
         if block is None:
+            if self._after_stop():
+                return
             if not text and not fidelity:
                 return  # rule D
             block = self._open(key, "text", {})
@@ -120,6 +122,8 @@ class ItemAssembler:
     def thinking(self, key: Any, thinking: str, fidelity: Fidelity | None = None) -> None:
         block = self._blocks.get(key)
         if block is None:
+            if self._after_stop():
+                return
             if not thinking and not fidelity:
                 return  # rule D
             block = self._open(key, "thinking", {})
@@ -141,6 +145,8 @@ class ItemAssembler:
         """A fragment of a call's raw argument JSON; `name`/`tool_call_id` on the first."""
         block = self._blocks.get(key)
         if block is None:
+            if self._after_stop():
+                return
             self._tool_calls += 1
             if not tool_call_id:
                 tool_call_id = f"call_{self._tool_calls}"
@@ -182,6 +188,8 @@ class ItemAssembler:
 
     def embedding(self, key: Any, vector: list[float]) -> None:
         """A whole vector: one delta, then its `.done`."""
+        if self._after_stop():
+            return
         block = self._open(key, "embedding", {})
         block.parts.append(vector)
         self._delta(block, {"type": "embedding.delta", "embedding": vector})
@@ -227,6 +235,8 @@ class ItemAssembler:
         self._stop()
 
     def provider_error(self, error: ProviderError) -> None:
+        if self._after_stop():
+            return
         raise error
 
     def skip(self, kind: str) -> None:
@@ -264,9 +274,13 @@ class ItemAssembler:
 
     # --- internals ------------------------------------------------------------------------
 
-    def _open(self, key: Any, kind: str, first: dict[str, Any]) -> _Block:
+    def _after_stop(self) -> bool:
+        """Rule G: after `stop`, whatever arrives is counted and changes nothing."""
         if self.stopped:
-            raise StreamProtocolError("G", f"a {kind} block opened after stop")
+            self.skip("after_stop")
+        return self.stopped
+
+    def _open(self, key: Any, kind: str, first: dict[str, Any]) -> _Block:
         if key in self._closed_keys:
             raise StreamProtocolError("B", f"block {key!r} received a fragment after it was done")
         block = _Block(kind, first)
@@ -281,6 +295,8 @@ class ItemAssembler:
     ) -> None:
         block = self._blocks.get(key)
         if block is None:
+            if self._after_stop():
+                return
             if not data and not fidelity:
                 return
             block = self._open(key, kind, {"mime_type": mime_type})
@@ -412,4 +428,3 @@ class ItemAssembler:
                 "created_at": self.now_ms,
             }
         )
-

@@ -55,12 +55,28 @@ class AnthropicMessagesDecoder:
         self._whole: set[Any] = set()  # tool_use blocks whose input came whole at the start
 
     def on_frame(self, frame: SSEFrame) -> None:
-        event = load_json(self.sink, frame.data)
+        try:
+            event = orjson.loads(frame.data)
+        except orjson.JSONDecodeError:
+            event = load_json(self.sink, frame.data)  # counts and notes the malformed frame
         if not isinstance(event, dict):
             return
         kind = event.get("type")
         if kind == "content_block_delta":
-            self._delta(event)
+            # the hot path: a text or argument fragment of a block we are streaming
+            index = event.get("index")
+            delta = event.get("delta") or {}
+            delta_type = delta.get("type")
+            block_kind = self._kinds.get(index)  # type: ignore[arg-type]
+            if delta_type == "text_delta" and block_kind == "text":
+                self.sink.text(index, delta.get("text") or "")
+            elif delta_type == "input_json_delta" and block_kind == "tool_call":
+                if index in self._whole:
+                    self.sink.skip("delta:input_json_delta_after_whole_input")
+                else:
+                    self.sink.tool_call(index, delta.get("partial_json") or "")
+            else:
+                self._delta(index, block_kind, delta, delta_type)
         elif kind == "content_block_start":
             self._start(event)
         elif kind == "content_block_stop":
@@ -132,24 +148,13 @@ class AnthropicMessagesDecoder:
         else:  # server tools, their results, MCP blocks: executed by the provider
             sink.skip(f"block:{block_type}")
 
-    def _delta(self, event: dict[str, Any]) -> None:
-        index = event.get("index")
-        kind = self._kinds.get(index)  # type: ignore[arg-type]
-        delta = event.get("delta") or {}
-        delta_type = delta.get("type")
+    def _delta(self, index: Any, kind: str | None, delta: dict[str, Any], delta_type: Any) -> None:
         if kind is None:
-            self.sink.skip(f"delta:{delta_type}")
-        elif delta_type == "text_delta":
-            self.sink.text(index, delta.get("text") or "")
+            self.sink.skip(f"delta:{delta_type}")  # a server tool's block
         elif delta_type == "thinking_delta":
             self.sink.thinking(index, delta.get("thinking") or "")
         elif delta_type == "signature_delta":
             self.sink.thinking(index, "", {"signature": delta.get("signature", "")})
-        elif delta_type == "input_json_delta":
-            if index in self._whole:
-                self.sink.skip("delta:input_json_delta_after_whole_input")
-            else:
-                self.sink.tool_call(index, delta.get("partial_json") or "")
         else:  # citations_delta and anything newer
             self.sink.skip(f"delta:{delta_type}")
 

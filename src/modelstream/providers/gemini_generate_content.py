@@ -12,9 +12,12 @@ arrive in order and map to items:
   inlineData              `inline_data` (base64-decoded): audio chunks of one clip join, each
                           image is its own item; `thought: true` → `inline_thinking`
   anything else           executableCode, codeExecutionResult, ...: skipped and counted
-Gemini has no terminal event: `finishReason` is the end of the turn and the end of the body ends
-the stream. Candidate metadata (groundingMetadata, citationMetadata, urlContextMetadata,
-safetyRatings, ...) is skipped and counted when not empty.
+Gemini has no terminal event: `finishReason` is the end of the turn (STOP → stop, MAX_TOKENS →
+length, anything else → unknown; a `finishMessage` becomes a diagnostic) and the end of the body
+ends the stream. A call whose arguments were still streaming is closed by STOP only: cut off by
+any other reason, its text stays an unfinished object so it is never executed. Candidate metadata
+(groundingMetadata, citationMetadata, urlContextMetadata, safetyRatings, ...) is skipped and
+counted when not empty.
 
 Fidelity: `{"thought_signature": ...}` on the item of the part that carried it. Replay must put
 each signature back on its own part, so an item ends right after a part with a signature; an
@@ -75,6 +78,7 @@ class GeminiGenerateContentDecoder:
         self._call: _ArgumentsWriter | None = None  # the open streamed function call
         self._thought_seen = False
         self._identified = False  # metadata has the response id and the model
+        self._usage_seen: tuple[Any, bool] | None = None  # the last usage mapped
 
     def on_frame(self, frame: SSEFrame) -> None:
         chunk = load_json(self.sink, frame.data)
@@ -307,8 +311,10 @@ class GeminiGenerateContentDecoder:
     # --- usage and errors -------------------------------------------------------------------
 
     def _usage(self, usage: Any) -> None:
-        if not isinstance(usage, dict):
-            return
+        seen = (usage, self._thought_seen)  # the mapping depends on both
+        if seen == self._usage_seen or not isinstance(usage, dict):
+            return  # most chunks repeat the previous snapshot
+        self._usage_seen = seen
         get = usage.get
         # `type(x) is int` rejects bools and anything else that is not a count (hot path).
         prompt = get("promptTokenCount")
@@ -448,12 +454,13 @@ class _ArgumentsWriter:
     waits for the next leaf, so further pieces of the same path always join it.
     """
 
-    __slots__ = ("_stack", "_string_path")
+    __slots__ = ("_stack", "_string_json_path", "_string_path")
 
     def __init__(self) -> None:
         # open containers, root first: [path step, is an array, members written]
         self._stack: list[list[Any]] = []
         self._string_path: tuple[str | int, ...] | None = None  # the last leaf, a string
+        self._string_json_path: str | None = None  # ... as it was spelled on the wire
 
     def feed(self, partial_args: Any, sink: Any) -> str:
         if not partial_args:
@@ -461,6 +468,10 @@ class _ArgumentsWriter:
         out: list[str] = []
         for arg in partial_args:
             json_path = arg.get("jsonPath") if isinstance(arg, dict) else None
+            piece = arg.get("stringValue") if json_path == self._string_json_path else None
+            if type(piece) is str:  # the next piece of the open string (the common case)
+                out.append(orjson.dumps(piece).decode()[1:-1])
+                continue
             path = _parse_path(json_path) if isinstance(json_path, str) else None
             if path is None:
                 sink.skip("partial_arg:invalid_path")
@@ -474,11 +485,11 @@ class _ArgumentsWriter:
                 continue
             if self._string_path is not None:
                 out.append('"')
-                self._string_path = None
+                self._string_path = self._string_json_path = None
             self._walk_to(path, out)
             if value[0] == '"':
                 out.append(value[:-1])
-                self._string_path = path
+                self._string_path, self._string_json_path = path, json_path
             else:
                 out.append(value)
         return "".join(out)
