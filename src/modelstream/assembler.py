@@ -57,6 +57,7 @@ from .types import (
     EventItem,
     Fidelity,
     FinishReason,
+    ToolCallDelta,
     Usage,
     unknown_usage,
 )
@@ -117,7 +118,11 @@ class ItemAssembler:
             self._merge_fidelity(block, fidelity)
         if text:
             block.parts.append(text)
-            self._delta(block, {"type": "text.delta", "text": text})
+            if block is self._head:  # the hot path, inlined: one event per text fragment
+                block.started = True
+                self._out.append(_delta_event({"type": "text.delta", "text": text}, self.now_ms))
+            else:
+                block.pending.append({"type": "text.delta", "text": text})
 
     def thinking(self, key: Any, thinking: str, fidelity: Fidelity | None = None) -> None:
         block = self._blocks.get(key)
@@ -171,10 +176,16 @@ class ItemAssembler:
             self._merge_fidelity(block, fidelity)
         if arguments:
             block.parts.append(arguments)
-            self._delta(
-                block,
-                {"type": "tool_call.delta", "tool_call_id": "", "name": "", "arguments": arguments},
-            )
+            item: ToolCallDelta = {
+                "type": "tool_call.delta",
+                "tool_call_id": "",
+                "name": "",
+                "arguments": arguments,
+            }
+            if block is self._head:  # the hot path, inlined: one event per argument fragment
+                self._out.append(_delta_event(item, self.now_ms))
+            else:
+                block.pending.append(item)
 
     def inline_data(
         self, key: Any, data: bytes, mime_type: str, fidelity: Fidelity | None = None
@@ -321,16 +332,7 @@ class ItemAssembler:
             block.pending.append(item)
 
     def _emit(self, item: Any) -> None:
-        self._out.append(
-            {
-                "role": "assistant",
-                "event_type": "delta",
-                "content_items": [item],
-                "usage_metadata": None,
-                "finish_reason": None,
-                "created_at": self.now_ms,
-            }
-        )
+        self._out.append(_delta_event(item, self.now_ms))
 
     def _advance(self) -> None:
         """Emit `.done` for closed blocks at the head of the queue; release the next one."""
@@ -428,3 +430,14 @@ class ItemAssembler:
                 "created_at": self.now_ms,
             }
         )
+
+
+def _delta_event(item: Any, now_ms: int) -> Event:
+    return {
+        "role": "assistant",
+        "event_type": "delta",
+        "content_items": [item],
+        "usage_metadata": None,
+        "finish_reason": None,
+        "created_at": now_ms,
+    }

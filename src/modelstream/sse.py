@@ -21,6 +21,10 @@ _BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
 
 
+# (event, data, id, retry) of one frame
+RawFrame = tuple[str, str, str | None, int | None]
+
+
 @dataclass(slots=True)
 class SSEFrame:
     event: str  # "message" when the frame named none
@@ -45,8 +49,19 @@ class SSEDecoder:
         self._data: list[bytes] = []
         self._size = 0  # bytes of data in the current frame
         self._retry: int | None = None
+        self._names: dict[bytes, str] = {}
 
     def feed(self, chunk: bytes) -> list[SSEFrame]:
+        """Frames completed by `chunk`."""
+        return [SSEFrame(*fields) for fields in self.feed_fields(chunk)]
+
+    def end(self) -> list[SSEFrame]:
+        """Flush at end of input: an unterminated last line and a frame missing its blank line."""
+        return [SSEFrame(*fields) for fields in self.end_fields()]
+
+    def feed_fields(self, chunk: bytes) -> list[RawFrame]:
+        """Like `feed`, as plain `(event, data, id, retry)` tuples: the pipeline's hot path,
+        which would otherwise allocate an object per frame."""
         if not self._started:
             chunk = self._start + chunk
             if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
@@ -74,21 +89,14 @@ class SSEDecoder:
             self._hold(chunk[cut:])
         # Only a \r that ends the feed may have its \n in the next one.
         self._skip_lf = cut == len(chunk) and lines[-1] == 0x0D
-        frames: list[SSEFrame] = []
-        for line in lines.splitlines():
-            self._line(line, frames)
-        return frames
+        return self._lines(lines.splitlines())
 
-    def end(self) -> list[SSEFrame]:
-        """Flush at end of input: an unterminated last line and a frame missing its blank line."""
-        frames: list[SSEFrame] = []
+    def end_fields(self) -> list[RawFrame]:
+        """Like `end`, as plain tuples."""
         self._start = b""  # a body that is only part of a BOM holds nothing
-        if self._tail:
-            tail = b"".join(self._tail)
-            self._tail, self._tail_size = [], 0
-            self._line(tail, frames)
-        self._line(b"", frames)
-        return frames
+        tail = b"".join(self._tail)
+        self._tail, self._tail_size = [], 0
+        return self._lines([tail, b""] if tail else [b""])
 
     def _hold(self, piece: bytes) -> None:
         self._tail.append(piece)
@@ -96,38 +104,49 @@ class SSEDecoder:
         if self._tail_size + self._size > self.max_frame_bytes:
             raise FrameTooLargeError(self.max_frame_bytes, self._tail_size + self._size)
 
-    def _line(self, line: bytes, frames: list[SSEFrame]) -> None:
-        if not line:
-            if self._data:
-                frames.append(
-                    SSEFrame(
-                        self._event or "message",
-                        b"\n".join(self._data).decode("utf-8", "replace"),
-                        self.last_event_id,
-                        self._retry,
+    def _lines(self, lines: list[bytes]) -> list[RawFrame]:
+        """Interpret complete lines. This is the hot loop: blank, `data:` and known `event:`
+        lines are handled inline with the frame state in locals, as they are nearly every line
+        of a real stream; an event line is looked up whole in a small cache of names seen."""
+        frames: list[RawFrame] = []
+        data, event, size, limit = self._data, self._event, self._size, self.max_frame_bytes
+        last_id, retry, names = self.last_event_id, self._retry, self._names
+        for line in lines:
+            if not line:  # a blank line dispatches the frame
+                if data:
+                    joined = data[0] if len(data) == 1 else b"\n".join(data)
+                    frames.append(
+                        (event or "message", joined.decode("utf-8", "replace"), last_id, retry)
                     )
-                )
-                self._data = []
-                self._size = 0
-            self._event = ""
-            self._retry = None
-            return
-        if line[0] == 0x3A:  # ":" comment
-            self.comments += 1
-            return
-        name, sep, value = line.partition(b":")
-        if sep and value[:1] == b" ":
-            value = value[1:]
-        if name == b"data":
-            self._size += len(value) + 1
-            if self._size > self.max_frame_bytes:
-                raise FrameTooLargeError(self.max_frame_bytes, self._size)
-            self._data.append(value)
-        elif name == b"event":
-            self._event = value.decode("utf-8", "replace")
-        elif name == b"id":
-            if b"\x00" not in value:
-                self.last_event_id = value.decode("utf-8", "replace")
-        elif name == b"retry" and value.isdigit():
-            self._retry = int(value)
-        # any other field name is ignored, as the SSE standard says
+                    data, size = [], 0
+                event, retry = "", None
+            elif line.startswith(b"data:"):
+                value = line[6:] if line[5:6] == b" " else line[5:]
+                size += len(value) + 1
+                if size > limit:
+                    raise FrameTooLargeError(limit, size)
+                data.append(value)
+            elif line in names:
+                event = names[line]
+            elif line[0] == 0x3A:  # ":" comment
+                self.comments += 1
+            else:
+                name, sep, value = line.partition(b":")
+                if sep and value[:1] == b" ":
+                    value = value[1:]
+                if name == b"event":
+                    event = value.decode("utf-8", "replace")
+                    if len(names) < 64:  # streams repeat a handful of event names
+                        names[line] = event
+                elif name == b"data":  # "data" alone: an empty data line
+                    data.append(b"")
+                    size += 1
+                elif name == b"id":
+                    if b"\x00" not in value:
+                        last_id = value.decode("utf-8", "replace")
+                elif name == b"retry" and value.isdigit():
+                    retry = int(value)
+                # any other field name is ignored, as the SSE standard says
+        self._data, self._event, self._size = data, event, size
+        self.last_event_id, self._retry = last_id, retry
+        return frames

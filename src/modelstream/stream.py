@@ -65,9 +65,10 @@ class StreamDecoder:
         """Decode the next bytes of the body; returns the events they completed."""
         self._raise_pending()
         self._assembler.now_ms = now_ms
+        on_frame = self._adapter.on_frame
         try:
-            for frame in self._sse.feed(data):
-                self._adapter.on_frame(frame)
+            for event, payload, _, _ in self._sse.feed_fields(data):
+                on_frame(event, payload)
         except Exception as exc:
             self._fail(exc)
         return self._drain()
@@ -80,8 +81,8 @@ class StreamDecoder:
         self._ended = True
         self._assembler.now_ms = now_ms
         try:
-            for frame in self._sse.end():
-                self._adapter.on_frame(frame)
+            for event, payload, _, _ in self._sse.end_fields():
+                self._adapter.on_frame(event, payload)
             self._adapter.on_end()
             self._assembler.end_of_input()
         except Exception as exc:

@@ -22,7 +22,6 @@ from typing import Any
 import orjson
 
 from ..errors import ProviderError
-from ..sse import SSEFrame
 from ..types import FinishReason, Usage
 from .base import int_or_none, load_json
 
@@ -52,13 +51,12 @@ class AnthropicMessagesDecoder:
         self._kinds: dict[int, str] = {}  # block index -> "text" | "thinking" | "tool_call"
         self._counts: dict[str, int | None] = {}
         self._thinking_tokens: int | None = None
-        self._whole: set[Any] = set()  # tool_use blocks whose input came whole at the start
 
-    def on_frame(self, frame: SSEFrame) -> None:
+    def on_frame(self, name: str, data: str) -> None:
         try:
-            event = orjson.loads(frame.data)
+            event = orjson.loads(data)
         except orjson.JSONDecodeError:
-            event = load_json(self.sink, frame.data)  # counts and notes the malformed frame
+            event = load_json(self.sink, data)  # counts and notes the malformed frame
         if not isinstance(event, dict):
             return
         kind = event.get("type")
@@ -71,10 +69,7 @@ class AnthropicMessagesDecoder:
             if delta_type == "text_delta" and block_kind == "text":
                 self.sink.text(index, delta.get("text") or "")
             elif delta_type == "input_json_delta" and block_kind == "tool_call":
-                if index in self._whole:
-                    self.sink.skip("delta:input_json_delta_after_whole_input")
-                else:
-                    self.sink.tool_call(index, delta.get("partial_json") or "")
+                self.sink.tool_call(index, delta.get("partial_json") or "")
             else:
                 self._delta(index, block_kind, delta, delta_type)
         elif kind == "content_block_start":
@@ -140,8 +135,8 @@ class AnthropicMessagesDecoder:
             # a gateway that gives the whole input here sends no deltas after it.
             initial = block.get("input")
             whole = orjson.dumps(initial).decode() if isinstance(initial, dict) and initial else ""
-            if whole:
-                self._whole.add(index)
+            if whole:  # its input is complete: a later input_json_delta is skipped
+                self._kinds[index] = "tool_call_whole"  # type: ignore[index]
             sink.tool_call(
                 index, whole, name=block.get("name") or "", tool_call_id=block.get("id") or ""
             )
@@ -151,6 +146,8 @@ class AnthropicMessagesDecoder:
     def _delta(self, index: Any, kind: str | None, delta: dict[str, Any], delta_type: Any) -> None:
         if kind is None:
             self.sink.skip(f"delta:{delta_type}")  # a server tool's block
+        elif kind == "tool_call_whole" and delta_type == "input_json_delta":
+            self.sink.skip("delta:input_json_delta_after_whole_input")
         elif delta_type == "thinking_delta":
             self.sink.thinking(index, delta.get("thinking") or "")
         elif delta_type == "signature_delta":

@@ -8,7 +8,6 @@ import orjson
 
 if TYPE_CHECKING:
     from ..assembler import ItemAssembler
-    from ..sse import SSEFrame
 
 
 class StreamDecoderAdapter(Protocol):
@@ -22,8 +21,8 @@ class StreamDecoderAdapter(Protocol):
 
     def __init__(self, sink: ItemAssembler) -> None: ...
 
-    def on_frame(self, frame: SSEFrame) -> None:
-        """One SSE frame, in order."""
+    def on_frame(self, event: str, data: str) -> None:
+        """One SSE frame, in order: its event name ("message" when unnamed) and its data."""
 
     def on_end(self) -> None:
         """The body ended (before the assembler checks that the turn finished)."""

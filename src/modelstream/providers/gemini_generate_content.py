@@ -51,7 +51,6 @@ from typing import Any
 import orjson
 
 from ..errors import ProviderError
-from ..sse import SSEFrame
 from ..types import FinishReason
 from .base import load_json
 
@@ -80,8 +79,8 @@ class GeminiGenerateContentDecoder:
         self._identified = False  # metadata has the response id and the model
         self._usage_seen: tuple[Any, bool] | None = None  # the last usage mapped
 
-    def on_frame(self, frame: SSEFrame) -> None:
-        chunk = load_json(self.sink, frame.data)
+    def on_frame(self, event: str, data: str) -> None:
+        chunk = load_json(self.sink, data)
         if not isinstance(chunk, dict):
             if chunk is not None:
                 self.sink.skip("chunk:not_an_object")

@@ -38,7 +38,6 @@ from typing import Any
 import orjson
 
 from ..errors import ProviderError
-from ..sse import SSEFrame
 from ..types import FinishReason, Usage
 from .base import int_or_none
 
@@ -116,11 +115,10 @@ class OpenAIChatDecoder:
         self._done = False
         self._need_metadata = True
 
-    def on_frame(self, frame: SSEFrame) -> None:
+    def on_frame(self, event: str, data: str) -> None:
         # The common path, one chunk per token: keep it lean (no copies, `delta.content` first).
-        data = frame.data
-        if data == "[DONE]" or frame.event != "message" or self._done:
-            self._special_frame(frame)
+        if data == "[DONE]" or event != "message" or self._done:
+            self._special_frame(event, data)
             return
         try:
             chunk = orjson.loads(data)
@@ -170,15 +168,15 @@ class OpenAIChatDecoder:
     def on_end(self) -> None:
         pass
 
-    def _special_frame(self, frame: SSEFrame) -> None:
+    def _special_frame(self, event: str, data: str) -> None:
         """`[DONE]`, a named SSE event, or anything after `[DONE]`."""
         if self._done:
             self.sink.skip("after_done")
-        elif frame.data == "[DONE]":
+        elif data == "[DONE]":
             self._done = True
             self.sink.terminal()
         else:
-            self._named_event(frame.event, frame.data)
+            self._named_event(event, data)
 
     # --- the rest -------------------------------------------------------------------------
 

@@ -53,7 +53,6 @@ from typing import Any
 from orjson import loads
 
 from ..errors import ProviderError
-from ..sse import SSEFrame
 from ..types import FinishReason, Usage
 from .base import int_or_none
 
@@ -117,12 +116,12 @@ class OpenAIResponsesDecoder:
             **dict.fromkeys(_ECHOES, _ignore),
         }
 
-    def on_frame(self, frame: SSEFrame) -> None:
+    def on_frame(self, name: str, data: str) -> None:
         try:
-            event = loads(frame.data)
+            event = loads(data)
             kind = event["type"]
         except (ValueError, TypeError, KeyError):
-            self._odd_frame(frame.data)
+            self._odd_frame(data)
             return
         if self._stopped:
             self.sink.skip("after_stop")
