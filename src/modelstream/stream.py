@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from .assembler import ItemAssembler
-from .errors import IncompleteStreamError, ProviderError, StreamError, StreamProtocolError
+from .errors import (
+    FrameTooLargeError,
+    IncompleteStreamError,
+    ProviderError,
+    StreamError,
+    StreamProtocolError,
+)
 from .providers import decoder_class
 from .results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata
 from .sse import DEFAULT_MAX_FRAME_BYTES, SSEDecoder
@@ -45,6 +51,11 @@ class StreamDecoder:
             self.metadata, lenient_tool_arguments=lenient_tool_arguments
         )
         self._adapter = adapter_class(self._assembler)
+        # A JSON-framed body (embeddings) is decoded whole at the end, within the frame limit.
+        self._whole_body: list[bytes] | None = (
+            [] if getattr(adapter_class, "framing", "sse") == "json" else None
+        )
+        self._max_frame_bytes = max_frame_bytes
         self._partial: PartialResponse | None = None
         self._created_at: int | None = None
         self._ended = False
@@ -67,8 +78,11 @@ class StreamDecoder:
         self._assembler.now_ms = now_ms
         on_frame = self._adapter.on_frame
         try:
-            for event, payload, _, _ in self._sse.feed_fields(data):
-                on_frame(event, payload)
+            if self._whole_body is not None:
+                self._hold_body(data)
+            else:
+                for event, payload, _, _ in self._sse.feed_fields(data):
+                    on_frame(event, payload)
         except Exception as exc:
             self._fail(exc)
         return self._drain()
@@ -81,8 +95,12 @@ class StreamDecoder:
         self._ended = True
         self._assembler.now_ms = now_ms
         try:
-            for event, payload, _, _ in self._sse.end_fields():
-                self._adapter.on_frame(event, payload)
+            if self._whole_body is not None:
+                body = b"".join(self._whole_body).decode("utf-8", "replace")
+                self._adapter.on_frame("message", body)
+            else:
+                for event, payload, _, _ in self._sse.end_fields():
+                    self._adapter.on_frame(event, payload)
             self._adapter.on_end()
             self._assembler.end_of_input()
         except Exception as exc:
@@ -94,6 +112,13 @@ class StreamDecoder:
         if self._partial is None and not self._assembler.stopped:
             self._partial = self._make_partial("cancelled", reason)
         return self._partial or self._make_partial("cancelled", reason)
+
+    def _hold_body(self, data: bytes) -> None:
+        assert self._whole_body is not None
+        self._whole_body.append(data)
+        size = sum(len(piece) for piece in self._whole_body)
+        if size > self._max_frame_bytes:
+            raise FrameTooLargeError(self._max_frame_bytes, size)
 
     def _drain(self) -> list[Event]:
         events = self._assembler.drain()

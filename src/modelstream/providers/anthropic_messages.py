@@ -45,6 +45,7 @@ _USAGE_KEYS = (
 class AnthropicMessagesDecoder:
     protocol = "anthropic-messages"
     default_provider = "anthropic"
+    framing = "sse"
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink

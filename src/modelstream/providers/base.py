@@ -18,6 +18,9 @@ class StreamDecoderAdapter(Protocol):
 
     protocol: str  # e.g. "openai-chat"
     default_provider: str  # e.g. "openai"
+    # "sse": the body is an event stream, one `on_frame` per frame. "json": the body is one JSON
+    # document (embeddings), given whole to one `on_frame("message", body)` at the end.
+    framing: str
 
     def __init__(self, sink: ItemAssembler) -> None: ...
 
