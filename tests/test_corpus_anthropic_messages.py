@@ -404,9 +404,11 @@ def test_cache_writes_count_as_prompt_input_and_cache_reads_as_cached():
         b'{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":50,'
         b'"output_tokens":1}}}\n\n'
         b"event: content_block_start\n"
-        b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+        b'data: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"text","text":""}}\n\n'
         b"event: content_block_delta\n"
-        b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}\n\n'
+        b'data: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"ok"}}\n\n'
         b"event: content_block_stop\n"
         b'data: {"type":"content_block_stop","index":0}\n\n'
         b"event: message_delta\n"
