@@ -2,8 +2,11 @@
 
 from .accumulator import Accumulator
 from .assembler import ItemAssembler
+from .client import AsyncClient, Client, RetryPolicy, Timeouts
+from .conversation import AsyncConversation, Conversation
 from .errors import (
     ConfigurationError,
+    ConversationBusyError,
     EmptyResponseError,
     FrameTooLargeError,
     GrammarViolation,
@@ -13,7 +16,9 @@ from .errors import (
     ProviderError,
     StreamError,
     StreamProtocolError,
+    StreamTimeoutError,
     ToolCallArgumentParseError,
+    ToolLoopLimitError,
     UnsupportedParameterError,
 )
 from .grammar import GrammarChecker, check_events
@@ -28,8 +33,13 @@ __version__ = "0.1.0"
 __all__ = [
     "PROTOCOLS",
     "Accumulator",
+    "AsyncClient",
+    "AsyncConversation",
+    "Client",
     "Config",
     "ConfigurationError",
+    "Conversation",
+    "ConversationBusyError",
     "EmptyResponseError",
     "Event",
     "FinalResponse",
@@ -44,13 +54,17 @@ __all__ = [
     "ModelstreamError",
     "PartialResponse",
     "ProviderError",
+    "RetryPolicy",
     "SSEDecoder",
     "SSEFrame",
     "StreamDecoder",
     "StreamError",
     "StreamMetadata",
     "StreamProtocolError",
+    "StreamTimeoutError",
+    "Timeouts",
     "ToolCallArgumentParseError",
+    "ToolLoopLimitError",
     "UnsupportedParameterError",
     "Usage",
     "check_events",

@@ -94,6 +94,24 @@ class FrameTooLargeError(IncompleteStreamError):
         return {"missing": self.missing, "limit": self.limit, "size": self.size}
 
 
+class StreamTimeoutError(IncompleteStreamError):
+    """A timeout ended the call: `timeout` is "connect", "attempt" or "idle"."""
+
+    def __init__(self, timeout: str, seconds: float | None, missing: str) -> None:
+        self.timeout = timeout
+        self.seconds = seconds
+        limit = f"{seconds:g} s" if seconds is not None else "no limit"
+        what = {
+            "connect": "connecting took longer than",
+            "attempt": "the attempt took longer than",
+            "idle": "no bytes arrived for",
+        }.get(timeout, f"the {timeout} timeout expired after")
+        super().__init__(missing, f"{timeout} timeout: {what} {limit}")
+
+    def fields(self) -> dict[str, Any]:
+        return {"missing": self.missing, "timeout": self.timeout, "seconds": self.seconds}
+
+
 class ProviderError(StreamError):
     """The provider refused the request or reported an error in the stream."""
 
@@ -173,3 +191,24 @@ class InvalidMessageError(ModelstreamError):
 
 class ConfigurationError(ModelstreamError):
     """Missing key, unknown model, protocol or client type; raised before anything is sent."""
+
+
+class ConversationBusyError(ModelstreamError):
+    """A conversation was asked to send while one of its turns was still running."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this conversation is already running a turn; wait for it to finish (or cancel it) "
+            "before sending again, or use one conversation per concurrent task"
+        )
+
+
+class ToolLoopLimitError(ModelstreamError):
+    """The tool loop reached its round limit and the model still asked for tools."""
+
+    def __init__(self, max_rounds: int) -> None:
+        self.max_rounds = max_rounds
+        super().__init__(
+            f"the model still asked for tool calls after {max_rounds} rounds; raise max_rounds "
+            "or check the tools' results (the history holds every round)"
+        )

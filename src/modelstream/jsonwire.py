@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from .errors import StreamError
-from .types import Event
+from .errors import InvalidMessageError, StreamError
+from .types import Event, Message
 
 _BINARY_KINDS = ("inline_data.", "inline_thinking.")
 # The SPEC §2 key order. Dicts keep insertion order, so an adapter that builds usage in another
@@ -78,3 +78,15 @@ def error_object(error: BaseException) -> dict[str, Any]:
     if isinstance(error, StreamError) and error.partial is not None:
         body["partial_status"] = error.partial.status
     return {"error": body}
+
+
+def loads_messages(data: bytes | str) -> list[Message]:
+    """A message list from its JSON form, with base64 `data` fields turned back into bytes."""
+    messages = orjson.loads(data)
+    if not isinstance(messages, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("content_items"), list) for m in messages
+    ):
+        raise InvalidMessageError("expected a JSON list of messages with content_items")
+    for message in messages:
+        _decode_binary(message["content_items"])
+    return messages

@@ -183,7 +183,8 @@ class Message(TypedDict):
 class ToolSchema(TypedDict):
     name: str
     description: NotRequired[str]
-    parameters: NotRequired[dict[str, Any]]
+    parameters: NotRequired[dict[str, Any]]  # a JSON schema
+    strict: NotRequired[bool]  # ask the provider to enforce the schema, where it can
 
 
 class Config(TypedDict, total=False):

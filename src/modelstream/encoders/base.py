@@ -44,6 +44,31 @@ class RequestEncoder(Protocol):
 _ROLES = ("user", "assistant")
 
 
+def items_of(message: Message) -> list[dict[str, Any]]:
+    """A message's items as plain dicts: encoders tell the kinds apart by `type` at run time."""
+    items: list[dict[str, Any]] = message["content_items"]  # type: ignore[assignment]
+    return items
+
+
+def own_fidelity(fidelity: Any, keys: frozenset[str]) -> dict[str, Any] | None:
+    """The fidelity when every key is one this protocol's decoder writes; None for another
+    provider's, which never goes out (SPEC §2 rule 6)."""
+    if isinstance(fidelity, dict) and fidelity and keys.issuperset(fidelity):
+        return fidelity
+    return None
+
+
+# The id the item assembler gives a tool call its provider left without one
+# (src/modelstream/assembler.py, rule E: `call_<n>`, the call's ordinal in the turn). It was
+# never the provider's, so an encoder that can send a call without an id leaves it out.
+_SYNTHESIZED_TOOL_CALL_ID = re.compile(r"call_\d+")
+
+
+def is_synthesized_tool_call_id(call_id: str) -> bool:
+    """Whether the id was made up by the assembler (rule E) rather than sent by the provider."""
+    return _SYNTHESIZED_TOOL_CALL_ID.fullmatch(call_id) is not None
+
+
 def check_messages(messages: list[Message]) -> None:
     """Reject malformed input with a message that says what to fix."""
     if not isinstance(messages, list):

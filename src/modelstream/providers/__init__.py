@@ -5,8 +5,10 @@ from __future__ import annotations
 from ..errors import ConfigurationError
 from .anthropic_messages import AnthropicMessagesDecoder
 from .base import StreamDecoderAdapter
+from .gemini_embedding import GeminiEmbeddingDecoder
 from .gemini_generate_content import GeminiGenerateContentDecoder
 from .openai_chat import OpenAIChatDecoder
+from .openai_embedding import OpenAIEmbeddingDecoder
 from .openai_responses import OpenAIResponsesDecoder
 
 DECODERS: dict[str, type[StreamDecoderAdapter]] = {
@@ -14,9 +16,12 @@ DECODERS: dict[str, type[StreamDecoderAdapter]] = {
     "openai-responses": OpenAIResponsesDecoder,
     "anthropic-messages": AnthropicMessagesDecoder,
     "gemini-generate-content": GeminiGenerateContentDecoder,
+    "openai-embedding": OpenAIEmbeddingDecoder,
+    "gemini-embedding": GeminiEmbeddingDecoder,
 }
 
-PROTOCOLS: tuple[str, ...] = tuple(DECODERS)
+# The streaming protocols: what `modelstream replay` and the corpus speak.
+PROTOCOLS: tuple[str, ...] = tuple(p for p, d in DECODERS.items() if d.framing == "sse")
 
 
 def decoder_class(protocol: str) -> type[StreamDecoderAdapter]:

@@ -1,0 +1,245 @@
+"""`AsyncClient`: the asyncio shell around `StreamCall`. It sends, reads and sleeps; every
+decision is made by `StreamCall` and the pure modules beside it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random as _random
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from types import TracebackType
+from typing import Self
+
+import httpx
+
+from ..errors import StreamError
+from ..results import FinalResponse, PartialResponse
+from ..types import Config, Event, Message
+from .credentials import Secret
+from .http_errors import MAX_ERROR_BODY
+from .prepare import CallPlan, endpoint_for, plan_call
+from .retry import RetryPolicy
+from .streams import StreamCall
+from .timeouts import Timeouts
+
+_FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
+
+
+class AsyncClient:
+    """Streams model turns over HTTP with asyncio; see docs/client.md."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client_type: str | None = None,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+        lenient_tool_arguments: bool = False,
+        http_client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        random: Callable[[], float] = _random.random,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.client_type = client_type
+        self.timeouts = timeouts or Timeouts()
+        self.retry = retry or RetryPolicy()
+        self.lenient_tool_arguments = lenient_tool_arguments
+        self._api_key = Secret(api_key) if api_key else None
+        self._sleep = sleep
+        self._random = random
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.AsyncClient(timeout=self.timeouts.httpx_timeout())
+        if model:  # fail at construction, not at the first call, on a model or key problem
+            endpoint_for(
+                model,
+                client_type=client_type,
+                base_url=base_url,
+                api_key=self._api_key,
+                env=os.environ,
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"AsyncClient(model={self.model!r}, client_type={self.client_type!r}, "
+            f"base_url={self.base_url!r})"
+        )
+
+    def stream(
+        self, messages: list[Message], config: Config | None = None, *, model: str | None = None
+    ) -> AsyncEventStream:
+        """The events of one turn; the request is sent when the first event is pulled."""
+        plan = self._plan(model or self.model or "", messages, config)
+        call = StreamCall(
+            protocol=plan.endpoint.client_type,
+            provider=plan.endpoint.provider,
+            model=plan.model,
+            url=plan.request.url,
+            secret=plan.endpoint.api_key,
+            retry=self.retry,
+            timeouts=self.timeouts,
+            lenient_tool_arguments=self.lenient_tool_arguments,
+            random=self._random,
+        )
+        return AsyncEventStream(self._events(plan, call), call)
+
+    async def complete(
+        self, messages: list[Message], config: Config | None = None, *, model: str | None = None
+    ) -> Message:
+        """The final assistant message of one turn, or the stream's error."""
+        async with self.stream(messages, config, model=model) as stream:
+            async for _ in stream:
+                pass
+        result = stream.result
+        assert isinstance(result, FinalResponse)  # any other end raised above
+        return result.message
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _plan(self, model: str, messages: list[Message], config: Config | None) -> CallPlan:
+        return plan_call(
+            model,
+            messages,
+            config,
+            client_type=self.client_type,
+            base_url=self.base_url,
+            api_key=self._api_key,
+            env=os.environ,
+        )
+
+    async def _events(self, plan: CallPlan, call: StreamCall) -> AsyncGenerator[Event, None]:
+        req = plan.request
+        timeout = self.timeouts.httpx_timeout()
+        idle, attempt_s = self.timeouts.idle, self.timeouts.attempt
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                call.begin_attempt()
+                deadline = None if attempt_s is None else loop.time() + attempt_s
+                response: httpx.Response | None = None
+                chunks: AsyncIterator[bytes] | None = None
+                try:
+                    request = self._http.build_request(
+                        req.method,
+                        req.url,
+                        content=req.content,
+                        headers=req.headers,
+                        timeout=timeout,
+                    )
+                    async with asyncio.timeout_at(deadline):
+                        response = await self._http.send(request, stream=True)
+                    if not call.accepts(response.status_code):
+                        body = await _read_limited(response, MAX_ERROR_BODY)
+                        raise call.http_error(response.status_code, response.headers, body)
+                    chunks = _body(response)
+                    while True:
+                        # httpx's read timeout (idle) ends a blocked read before the deadline
+                        # unless the deadline is nearer: only then is the read wrapped.
+                        if deadline is None or (idle is not None and deadline - loop.time() > idle):
+                            chunk = await anext(chunks, None)
+                        else:
+                            async with asyncio.timeout_at(deadline):
+                                chunk = await anext(chunks, None)
+                        if chunk is None:
+                            break
+                        for event in call.feed(chunk):
+                            yield event
+                    for event in call.end():
+                        yield event
+                    return
+                except _FAILURES as exc:
+                    error = call.fail(exc)
+                    if error is None:  # the turn was already final
+                        return
+                finally:
+                    await _close(chunks, response)
+                delay = call.retry_delay(error)
+                if delay is None:
+                    raise error
+                await self._sleep(delay)
+        except BaseException as exc:
+            call.interrupted(exc)  # cancellation, aclose(), or a bug: the partial is kept
+            raise
+
+
+class AsyncEventStream:
+    """The events of one turn as an async iterator; `result` is the final or partial response
+    once it ended. Leaving `async with`, `aclose()` or cancelling the task closes the HTTP
+    response at once and leaves the partial (status "cancelled") in `result`."""
+
+    def __init__(self, events: AsyncGenerator[Event, None], call: StreamCall) -> None:
+        self._events = events
+        self._call = call
+
+    @property
+    def result(self) -> FinalResponse | PartialResponse | None:
+        """Final after `stop`, partial after an error or cancellation, None while running."""
+        return self._call.result
+
+    def __repr__(self) -> str:
+        status = self.result.status if self.result else "open"
+        return f"<AsyncEventStream {self._call.model!r} via {self._call.protocol}: {status}>"
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Event:
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop reading: the HTTP response is closed and `result` holds the partial."""
+        await self._events.aclose()
+        if self._call.result is None:  # closed before the first pull
+            self._call.interrupted(GeneratorExit())
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _body(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body as it arrives: raw bytes unless the server compressed it."""
+    encoding = response.headers.get("content-encoding", "identity").lower()
+    return response.aiter_raw() if encoding in ("", "identity") else response.aiter_bytes()
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    """Up to `limit` bytes of an error body; the rest is never buffered."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in _body(response):
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(parts)[:limit]
+
+
+async def _close(chunks: AsyncIterator[bytes] | None, response: httpx.Response | None) -> None:
+    if isinstance(chunks, AsyncGenerator):
+        await chunks.aclose()
+    if response is not None:
+        await response.aclose()

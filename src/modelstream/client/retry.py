@@ -1,0 +1,85 @@
+"""When to try a request again, and how long to wait first. Pure: the clock, the random source
+and the sleep are passed in by the IO shells.
+
+A call is retried only while no event has reached the caller (SPEC §6), so an event is never
+delivered twice. Retryable: connect errors, read errors and timeouts before the first event,
+HTTP 408/409/429/5xx, and an error event the provider marks retryable (e.g. Anthropic's
+`overloaded_error`) before the first event. The wait is `Retry-After` when the provider sends one
+(seconds or an HTTP date; also `retry-after-ms`) — a provider that asks for more than
+`max_retry_after` seconds is not retried, its `ProviderError` carries `retry_after` instead —
+else exponential backoff with full jitter: uniform in [0, min(max_delay, base_delay·2^(n−1))].
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How many attempts a call gets and how long to wait between them (seconds)."""
+
+    max_attempts: int = 3  # attempts in all, the first included; 1 disables retries
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if min(self.base_delay, self.max_delay, self.max_retry_after) < 0:
+            raise ValueError("delays must not be negative")
+
+
+def is_retryable_status(status: int) -> bool:
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `retry-after` (seconds or an HTTP date relative
+    to `now`, Unix seconds); None when absent or unreadable."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, float(when.timestamp()) - now)
+
+
+def backoff_delay(policy: RetryPolicy, attempt: int, random: Callable[[], float]) -> float:
+    """Full-jitter backoff after failed attempt number `attempt` (1-based)."""
+    ceiling = min(policy.max_delay, policy.base_delay * 2.0 ** (attempt - 1))
+    return random() * ceiling
+
+
+def retry_delay(
+    policy: RetryPolicy,
+    attempt: int,
+    *,
+    retryable: bool,
+    retry_after: float | None,
+    random: Callable[[], float],
+) -> float | None:
+    """Seconds to wait before the next attempt, or None when the failure is final."""
+    if not retryable or attempt >= policy.max_attempts:
+        return None
+    if retry_after is not None:
+        return retry_after if retry_after <= policy.max_retry_after else None
+    return backoff_delay(policy, attempt, random)

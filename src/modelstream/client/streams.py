@@ -1,0 +1,248 @@
+"""The decisions of one `stream()` call, shared by the async and sync shells.
+
+`StreamCall` holds no socket: the shell sends the request, hands it each chunk of the body and
+each failure, and does what it answers. It owns the attempts, the decoder of the current attempt,
+the wall clock stamped on events, the timings, the retry decision and the call's result:
+
+    begin_attempt ─► (http_error | feed* ─► end) ─► final
+                 └─► fail(exc) ─► retry_delay ─► begin_attempt …  or ─► raise
+
+An attempt may be retried only while no event has reached the caller (`delivered` is False), so
+an event is never delivered twice (SPEC §6). Once the `stop` event is out the turn is final, and
+a connection that breaks while the rest of the body drains changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+
+import httpx
+
+from ..errors import IncompleteStreamError, ProviderError, StreamError, StreamTimeoutError
+from ..results import FinalResponse, PartialResponse, PartialStatus
+from ..stream import StreamDecoder
+from ..types import Event
+from .credentials import Secret
+from .http_errors import provider_error_from_http
+from .retry import RetryPolicy, retry_delay
+from .timeouts import Timeouts
+
+
+class StreamCall:
+    """One call's state: attempts, decoder, timings and result (module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        protocol: str,
+        provider: str,
+        model: str,
+        url: str,
+        secret: Secret | None,
+        retry: RetryPolicy,
+        timeouts: Timeouts,
+        lenient_tool_arguments: bool,
+        random: Callable[[], float],
+        monotonic: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.protocol = protocol
+        self.provider = provider
+        self.model = model
+        self.url = url
+        self.retry = retry
+        self.timeouts = timeouts
+        self.attempt = 0
+        self.delivered = False  # an event has reached the caller: no retry from now on
+        self.deadline: float | None = None  # monotonic end of the current attempt
+        self._secret = secret
+        self._lenient = lenient_tool_arguments
+        self._random = random
+        self._monotonic = monotonic
+        self._wall = wall
+        self._started = monotonic()
+        self._timings: dict[str, float] = {}
+        self._retries: list[dict[str, object]] = []
+        self._responded = False  # response headers of the current attempt arrived
+        self._result: FinalResponse | PartialResponse | None = None
+        self._retryable = False
+        self._retry_after: float | None = None
+        self.decoder = self._new_decoder()
+
+    # --- the attempt ---------------------------------------------------------------------
+
+    def begin_attempt(self) -> None:
+        self.attempt += 1
+        if self.attempt > 1:
+            self.decoder = self._new_decoder()
+        self._responded = False
+        now = self._monotonic()
+        self.deadline = None if self.timeouts.attempt is None else now + self.timeouts.attempt
+
+    def accepts(self, status: int) -> bool:
+        """A 2xx status: the body is the stream. Anything else is read as an error."""
+        self._responded = True
+        self._timings["ttfb_ms"] = self._elapsed_ms()  # of the attempt that answered last
+        return 200 <= status < 300
+
+    def http_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+        return provider_error_from_http(
+            status,
+            headers,
+            body,
+            provider=self.provider,
+            now=self._wall(),
+            secret=self._secret,
+        )
+
+    def past_deadline(self) -> bool:
+        return self.deadline is not None and self._monotonic() >= self.deadline
+
+    # --- the body ------------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        """The events `chunk` completed; the shell yields them at once, so from here on the
+        call is never retried."""
+        events = self.decoder.feed(chunk, int(self._wall() * 1000))
+        if events:
+            self._delivering()
+        return events
+
+    def end(self) -> list[Event]:
+        """The body is over: the last events (`stop`), or the decoder's error."""
+        events = self.decoder.end(int(self._wall() * 1000))
+        if events:
+            self._delivering()
+        self._finish()
+        return events
+
+    def _delivering(self) -> None:
+        if not self.delivered:
+            self.delivered = True
+            self._timings["ttfe_ms"] = self._elapsed_ms()
+        if self.decoder.stopped:
+            self._finish()
+
+    # --- failures ------------------------------------------------------------------------
+
+    def fail(self, exc: BaseException) -> StreamError | None:
+        """The error that ends this attempt, carrying the partial (also the call's result unless
+        a retry replaces it); None when the turn is already final and `exc` changes nothing."""
+        if self.decoder.stopped:
+            return None
+        error = self._as_stream_error(exc)
+        if error is not exc:
+            error.__cause__ = exc
+        if isinstance(error, ProviderError):
+            self._retryable, self._retry_after = error.retryable, error.retry_after
+        else:  # a transport failure may be retried; what the decoder found in a body may not
+            self._retryable, self._retry_after = error is not exc, None
+        partial = error.partial
+        if partial is None:
+            status: PartialStatus = (
+                "incomplete" if isinstance(error, IncompleteStreamError) else "failed"
+            )
+            partial = dataclasses.replace(
+                self.decoder.cancel(str(error)), status=status, reason=str(error)
+            )
+            error.partial = partial
+        self._finish(partial)
+        return error
+
+    def retry_delay(self, error: StreamError) -> float | None:
+        """Seconds to wait before the next attempt, or None when `error` ends the call."""
+        if self.delivered:
+            return None
+        delay = retry_delay(
+            self.retry,
+            self.attempt,
+            retryable=self._retryable,
+            retry_after=self._retry_after,
+            random=self._random,
+        )
+        if delay is not None:
+            entry: dict[str, object] = {
+                "type": "retry",
+                "attempt": self.attempt,
+                "error": str(error),
+                "delay_s": round(delay, 3),
+            }
+            if isinstance(error, ProviderError) and error.status is not None:
+                entry["status"] = error.status
+            self._retries.append(entry)
+            self._result = None
+        return delay
+
+    def interrupted(self, exc: BaseException) -> None:
+        """The caller stopped reading (cancellation, `break`, leaving the `with`) or something
+        unexpected escaped: the result becomes the partial, unless the turn was already final."""
+        if self._result is not None and self._result.status != "final":
+            return
+        if self.decoder.stopped:
+            self._finish()
+            return
+        status: PartialStatus = "failed"
+        reason = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, GeneratorExit | KeyboardInterrupt | asyncio.CancelledError):
+            status, reason = "cancelled", "cancelled by the caller"
+        # (the decoder may hold the partial of an attempt that failed before a retry)
+        partial = dataclasses.replace(self.decoder.cancel(reason), status=status, reason=reason)
+        self._finish(partial)
+
+    # --- the result ----------------------------------------------------------------------
+
+    @property
+    def result(self) -> FinalResponse | PartialResponse | None:
+        return self._result
+
+    def _finish(self, partial: PartialResponse | None = None) -> None:
+        if self._result is not None and partial is None:
+            return
+        metadata = self.decoder.metadata
+        if metadata.model is None:
+            metadata.model = self.model
+        metadata.timings.update(self._timings)
+        metadata.timings["total_ms"] = self._elapsed_ms()
+        if self._retries and metadata.diagnostics[: len(self._retries)] != self._retries:
+            metadata.diagnostics[:0] = self._retries
+        if partial is not None:
+            self._result = partial
+        else:
+            self._result = self.decoder.result
+
+    def _new_decoder(self) -> StreamDecoder:
+        return StreamDecoder(
+            self.protocol, provider=self.provider, lenient_tool_arguments=self._lenient
+        )
+
+    def _elapsed_ms(self) -> float:
+        return round((self._monotonic() - self._started) * 1000, 3)
+
+    def _as_stream_error(self, exc: BaseException) -> StreamError:
+        if isinstance(exc, StreamError):
+            return exc
+        missing = "finish reason" if self._responded else "response"
+        if isinstance(exc, TimeoutError):  # the attempt deadline (asyncio timeout or checked)
+            return StreamTimeoutError("attempt", self.timeouts.attempt, missing)
+        if isinstance(exc, httpx.TimeoutException):
+            if self.past_deadline():
+                return StreamTimeoutError("attempt", self.timeouts.attempt, missing)
+            if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+                return StreamTimeoutError("connect", self.timeouts.connect, missing)
+            return StreamTimeoutError("idle", self.timeouts.idle, missing)
+        if isinstance(exc, httpx.ConnectError):
+            detail = f"could not connect to {_origin(self.url)}: {exc}"
+        else:
+            detail = f"the connection broke: {type(exc).__name__}: {exc}"
+        return IncompleteStreamError(missing, detail)
+
+
+def _origin(url: str) -> str:
+    parsed = httpx.URL(url)
+    return f"{parsed.scheme}://{parsed.netloc.decode('ascii', 'replace')}"
+
+
+__all__ = ["StreamCall"]

@@ -1,0 +1,241 @@
+"""`Client`: the blocking shell around `StreamCall`, the twin of `AsyncClient`.
+
+Without a way to interrupt a blocking read, the attempt deadline is checked between reads and
+each read is bounded by httpx's read timeout, set to `min(idle, attempt)`.
+"""
+
+from __future__ import annotations
+
+import os
+import random as _random
+import time
+from collections.abc import Callable, Generator, Iterator
+from types import TracebackType
+from typing import Self
+
+import httpx
+
+from ..errors import StreamError
+from ..results import FinalResponse, PartialResponse
+from ..types import Config, Event, Message
+from .credentials import Secret
+from .http_errors import MAX_ERROR_BODY
+from .prepare import CallPlan, endpoint_for, plan_call
+from .retry import RetryPolicy
+from .streams import StreamCall
+from .timeouts import Timeouts
+
+_FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
+
+
+class Client:
+    """Streams model turns over HTTP, blocking; the same API as `AsyncClient` (docs/client.md)."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client_type: str | None = None,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+        lenient_tool_arguments: bool = False,
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        random: Callable[[], float] = _random.random,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.client_type = client_type
+        self.timeouts = timeouts or Timeouts()
+        self.retry = retry or RetryPolicy()
+        self.lenient_tool_arguments = lenient_tool_arguments
+        self._api_key = Secret(api_key) if api_key else None
+        self._sleep = sleep
+        self._random = random
+        self._owns_http = http_client is None
+        self._http = http_client or httpx.Client(timeout=self.timeouts.httpx_timeout())
+        if model:  # fail at construction, not at the first call, on a model or key problem
+            endpoint_for(
+                model,
+                client_type=client_type,
+                base_url=base_url,
+                api_key=self._api_key,
+                env=os.environ,
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"Client(model={self.model!r}, client_type={self.client_type!r}, "
+            f"base_url={self.base_url!r})"
+        )
+
+    def stream(
+        self, messages: list[Message], config: Config | None = None, *, model: str | None = None
+    ) -> EventStream:
+        """The events of one turn; the request is sent when the first event is pulled."""
+        plan = self._plan(model or self.model or "", messages, config)
+        call = StreamCall(
+            protocol=plan.endpoint.client_type,
+            provider=plan.endpoint.provider,
+            model=plan.model,
+            url=plan.request.url,
+            secret=plan.endpoint.api_key,
+            retry=self.retry,
+            timeouts=self.timeouts,
+            lenient_tool_arguments=self.lenient_tool_arguments,
+            random=self._random,
+        )
+        return EventStream(self._events(plan, call), call)
+
+    def complete(
+        self, messages: list[Message], config: Config | None = None, *, model: str | None = None
+    ) -> Message:
+        """The final assistant message of one turn, or the stream's error."""
+        with self.stream(messages, config, model=model) as stream:
+            for _ in stream:
+                pass
+        result = stream.result
+        assert isinstance(result, FinalResponse)  # any other end raised above
+        return result.message
+
+    def close(self) -> None:
+        if self._owns_http:
+            self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _plan(self, model: str, messages: list[Message], config: Config | None) -> CallPlan:
+        return plan_call(
+            model,
+            messages,
+            config,
+            client_type=self.client_type,
+            base_url=self.base_url,
+            api_key=self._api_key,
+            env=os.environ,
+        )
+
+    def _events(self, plan: CallPlan, call: StreamCall) -> Generator[Event, None, None]:
+        req = plan.request
+        timeout = self.timeouts.httpx_timeout(cap_read_by_attempt=True)
+        try:
+            while True:
+                call.begin_attempt()
+                response: httpx.Response | None = None
+                chunks: Iterator[bytes] | None = None
+                try:
+                    request = self._http.build_request(
+                        req.method,
+                        req.url,
+                        content=req.content,
+                        headers=req.headers,
+                        timeout=timeout,
+                    )
+                    response = self._http.send(request, stream=True)
+                    if not call.accepts(response.status_code):
+                        body = _read_limited(response, MAX_ERROR_BODY)
+                        raise call.http_error(response.status_code, response.headers, body)
+                    chunks = _body(response)
+                    for chunk in chunks:
+                        if call.past_deadline():
+                            raise TimeoutError
+                        yield from call.feed(chunk)
+                    if call.past_deadline():
+                        raise TimeoutError
+                    yield from call.end()
+                    return
+                except _FAILURES as exc:
+                    error = call.fail(exc)
+                    if error is None:  # the turn was already final
+                        return
+                finally:
+                    _close(chunks, response)
+                delay = call.retry_delay(error)
+                if delay is None:
+                    raise error
+                self._sleep(delay)
+        except BaseException as exc:
+            call.interrupted(exc)  # break, close(), KeyboardInterrupt, or a bug: partial kept
+            raise
+
+
+class EventStream:
+    """The events of one turn as an iterator; `result` is the final or partial response once it
+    ended. Leaving the `with`, `close()`, or breaking out of a `for` over it closes the HTTP
+    response at once and leaves the partial (status "cancelled") in `result`."""
+
+    def __init__(self, events: Generator[Event, None, None], call: StreamCall) -> None:
+        self._events = events
+        self._call = call
+
+    @property
+    def result(self) -> FinalResponse | PartialResponse | None:
+        """Final after `stop`, partial after an error or cancellation, None while running."""
+        return self._call.result
+
+    def __repr__(self) -> str:
+        status = self.result.status if self.result else "open"
+        return f"<EventStream {self._call.model!r} via {self._call.protocol}: {status}>"
+
+    def __iter__(self) -> Iterator[Event]:
+        # A generator of its own, so that `break` (which drops it) closes the stream at once.
+        try:
+            yield from self._events
+        finally:
+            self.close()
+
+    def __next__(self) -> Event:
+        return next(self._events)
+
+    def close(self) -> None:
+        """Stop reading: the HTTP response is closed and `result` holds the partial."""
+        self._events.close()
+        if self._call.result is None:  # closed before the first pull
+            self._call.interrupted(GeneratorExit())
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _body(response: httpx.Response) -> Iterator[bytes]:
+    """The body as it arrives: raw bytes unless the server compressed it."""
+    encoding = response.headers.get("content-encoding", "identity").lower()
+    return response.iter_raw() if encoding in ("", "identity") else response.iter_bytes()
+
+
+def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    """Up to `limit` bytes of an error body; the rest is never buffered."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in _body(response):
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(parts)[:limit]
+
+
+def _close(chunks: Iterator[bytes] | None, response: httpx.Response | None) -> None:
+    if isinstance(chunks, Generator):
+        chunks.close()
+    if response is not None:
+        response.close()

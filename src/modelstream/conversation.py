@@ -1,0 +1,231 @@
+"""Stateful conversations over a client, and the tool loop.
+
+A turn joins the history only when its stream ended with `stop`: a failed or cancelled turn
+leaves the history as it was, and its partial stays readable as `last_result`. One turn at a
+time: a second send while one is running raises `ConversationBusyError` instead of interleaving
+two turns into one history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from .errors import ConversationBusyError, InvalidMessageError, ToolLoopLimitError
+from .results import FinalResponse, PartialResponse
+from .types import Config, DoneItem, Event, Message
+
+if TYPE_CHECKING:
+    from .client import AsyncClient, Client
+
+UserContent = str | list[DoneItem] | Message
+Tool = Callable[..., Any]
+
+
+def user_message(content: UserContent) -> Message:
+    """A user message from text, a list of done items, or a message (copied)."""
+    if isinstance(content, str):
+        return {"role": "user", "content_items": [{"type": "text.done", "text": content}]}
+    if isinstance(content, list):
+        return {"role": "user", "content_items": copy.deepcopy(content)}
+    if isinstance(content, dict) and content.get("role") == "user":
+        return copy.deepcopy(content)
+    raise InvalidMessageError("send a str, a list of done items, or a user message")
+
+
+def tool_calls_of(message: Message) -> list[dict[str, Any]]:
+    """The tool calls of a final assistant message, in order."""
+    return [dict(item) for item in message["content_items"] if item["type"] == "tool_call.done"]
+
+
+def _result_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, default=str).decode()
+
+
+def _tool_error(name: str, exc: BaseException) -> str:
+    return f"error: tool {name!r} failed: {type(exc).__name__}: {exc}"
+
+
+class _History:
+    """The history and its JSON form, shared by the sync and async conversations."""
+
+    def __init__(self, history: list[Message] | None) -> None:
+        self._messages: list[Message] = copy.deepcopy(history or [])
+        self.last_result: FinalResponse | PartialResponse | None = None
+
+    @property
+    def history(self) -> list[Message]:
+        """A copy of the recorded turns; changing it changes nothing here."""
+        return copy.deepcopy(self._messages)
+
+    @history.setter
+    def history(self, messages: list[Message]) -> None:
+        self._messages = copy.deepcopy(messages)
+
+    def clear(self) -> None:
+        self._messages = []
+        self.last_result = None
+
+    def to_json(self) -> bytes:
+        """The history as JSON (bytes as base64), for `load_json` to restore."""
+        from .jsonwire import dumps
+
+        return dumps(self._messages)
+
+    def load_json(self, data: bytes | str) -> None:
+        from .jsonwire import loads_messages
+
+        self._messages = loads_messages(data)
+
+    def _record(self, user: Message, result: Any) -> None:
+        self.last_result = result
+        if isinstance(result, FinalResponse):
+            self._messages += [user, result.message]
+
+
+class AsyncConversation(_History):
+    """A conversation driven by an `AsyncClient`."""
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        config: Config | None = None,
+        *,
+        model: str | None = None,
+        history: list[Message] | None = None,
+    ) -> None:
+        super().__init__(history)
+        self.client = client
+        self.config: Config = copy.deepcopy(config or {})
+        self.model = model
+        self._busy = asyncio.Lock()
+
+    @asynccontextmanager
+    async def stream(self, content: UserContent) -> AsyncIterator[AsyncIterator[Event]]:
+        """Stream one turn; it is recorded only if it ends with `stop`."""
+        if self._busy.locked():
+            raise ConversationBusyError()
+        async with self._busy:
+            user = user_message(content)
+            stream = self.client.stream([*self._messages, user], self.config, model=self.model)
+            try:
+                async with stream:
+                    yield stream
+            finally:
+                self._record(user, stream.result)
+
+    async def send(self, content: UserContent) -> Message:
+        """One turn to its end; returns the final assistant message or raises."""
+        async with self.stream(content) as events:
+            async for _ in events:
+                pass
+        assert isinstance(self.last_result, FinalResponse)
+        return self.last_result.message
+
+    async def run(
+        self, content: UserContent, tools: Mapping[str, Tool], *, max_rounds: int = 8
+    ) -> Message:
+        """Send, run the tool calls of each final turn, send their results, repeat."""
+        message = await self.send(content)
+        for _ in range(max_rounds):
+            calls = tool_calls_of(message)
+            if not calls:
+                return message
+            results = [await self._call(tools, call) for call in calls]
+            message = await self.send(results)
+        if tool_calls_of(message):
+            raise ToolLoopLimitError(max_rounds)
+        return message
+
+    async def _call(self, tools: Mapping[str, Tool], call: dict[str, Any]) -> DoneItem:
+        name = call["name"]
+        tool = tools.get(name)
+        try:
+            if tool is None:
+                raise LookupError(f"no tool named {name!r} was given")
+            value = tool(**call["arguments"])
+            if inspect.isawaitable(value):
+                value = await value
+            text = _result_text(value)
+        except Exception as exc:  # the model is told, and may retry
+            text = _tool_error(name, exc)
+        return {"type": "tool_result.done", "tool_call_id": call["tool_call_id"], "text": text}
+
+
+class Conversation(_History):
+    """A conversation driven by a sync `Client`."""
+
+    def __init__(
+        self,
+        client: Client,
+        config: Config | None = None,
+        *,
+        model: str | None = None,
+        history: list[Message] | None = None,
+    ) -> None:
+        super().__init__(history)
+        self.client = client
+        self.config: Config = copy.deepcopy(config or {})
+        self.model = model
+        self._busy = threading.Lock()
+
+    @contextmanager
+    def stream(self, content: UserContent) -> Iterator[Iterator[Event]]:
+        """Stream one turn; it is recorded only if it ends with `stop`."""
+        if not self._busy.acquire(blocking=False):
+            raise ConversationBusyError()
+        try:
+            user = user_message(content)
+            stream = self.client.stream([*self._messages, user], self.config, model=self.model)
+            try:
+                with stream:
+                    yield stream
+            finally:
+                self._record(user, stream.result)
+        finally:
+            self._busy.release()
+
+    def send(self, content: UserContent) -> Message:
+        """One turn to its end; returns the final assistant message or raises."""
+        with self.stream(content) as events:
+            for _ in events:
+                pass
+        assert isinstance(self.last_result, FinalResponse)
+        return self.last_result.message
+
+    def run(
+        self, content: UserContent, tools: Mapping[str, Tool], *, max_rounds: int = 8
+    ) -> Message:
+        """Send, run the tool calls of each final turn, send their results, repeat."""
+        message = self.send(content)
+        for _ in range(max_rounds):
+            calls = tool_calls_of(message)
+            if not calls:
+                return message
+            message = self.send([self._call(tools, call) for call in calls])
+        if tool_calls_of(message):
+            raise ToolLoopLimitError(max_rounds)
+        return message
+
+    def _call(self, tools: Mapping[str, Tool], call: dict[str, Any]) -> DoneItem:
+        name = call["name"]
+        tool = tools.get(name)
+        try:
+            if tool is None:
+                raise LookupError(f"no tool named {name!r} was given")
+            value = tool(**call["arguments"])
+            if isinstance(value, Awaitable):
+                raise TypeError("an async tool needs AsyncConversation")
+            text = _result_text(value)
+        except Exception as exc:  # the model is told, and may retry
+            text = _tool_error(name, exc)
+        return {"type": "tool_result.done", "tool_call_id": call["tool_call_id"], "text": text}
