@@ -1,7 +1,8 @@
-"""`modelstream` command line: `replay` a recorded response body, `check` an event file.
+"""`modelstream` command line: `replay` a recorded response body, `check` an event file,
+`chat` with a model, `demo` the whole stack against the loopback emulator.
 
 Exit status: 0 the stream stopped (or the file follows the grammar), 1 the stream ended in an
-error (or the file breaks a rule), 2 bad usage.
+error (or the file breaks a rule), 2 bad usage or configuration, 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from .. import __version__
 from ..errors import StreamError
 from ..providers import PROTOCOLS
 from ..stream import StreamDecoder
+from . import chat, demo
 from .check import EventFileViolation, check_lines
+from .exit_status import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
 from .sources import DEFAULT_SAMPLE, ReplaySource, UsageError, from_path, from_sample
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2  # failed: a stream error, or a broken rule
-EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a process ended by SIGPIPE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("path", metavar="PATH", help="the event file")
     check.set_defaults(run=run_check)
+    chat.add_command(commands)
+    demo.add_command(commands)
     return parser
 
 
@@ -143,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"modelstream {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, and keep Python's exit-time flush
         # of stdout from failing again.

@@ -1,13 +1,13 @@
-"""How `replay` shows a stream: JSON lines for programs, Rich text for people.
+"""How `replay`, `chat` and `demo` show a stream: JSON lines for programs, Rich text for people.
 
-Both renderers get the same calls in order: `events(...)` for each batch the decoder returns,
-then `stopped(metadata)` or `failed(error)`. They hold no protocol logic: what they show is
-what the events, the stream metadata and the partial response already say.
+Both renderers get the same calls in order: `events(...)` for each batch of events, then
+`stopped(metadata)`, `failed(error, metadata)` or `cancelled(partial)`. They hold no protocol
+logic: what they show is what the events, the stream metadata and the partial response say.
 """
 
 from __future__ import annotations
 
-from typing import IO, Any, Protocol
+from typing import IO, Any, Literal, Protocol
 
 import orjson
 from rich.console import Console
@@ -34,6 +34,8 @@ class Renderer(Protocol):
 
     def failed(self, error: StreamError, metadata: StreamMetadata) -> None: ...
 
+    def cancelled(self, partial: PartialResponse) -> None: ...
+
 
 class JsonlRenderer:
     """One SPEC JSON event per line; a stream that fails ends with one `{"error": ...}` line."""
@@ -53,6 +55,13 @@ class JsonlRenderer:
         self.out.write(jsonwire.dumps(jsonwire.error_object(error)) + b"\n")
         self.out.flush()
 
+    def cancelled(self, partial: PartialResponse) -> None:
+        """Cancellation ends the stream like an error does: one last line, so the file still
+        passes `check` (a stream ends with `stop` or an error)."""
+        body = {"type": "CancelledError", "message": partial.reason, "partial_status": "cancelled"}
+        self.out.write(jsonwire.dumps({"error": body}) + b"\n")
+        self.out.flush()
+
 
 class _Console(Console):
     def on_broken_pipe(self) -> None:
@@ -66,15 +75,26 @@ def pretty_console() -> Console:
     return _Console(highlight=False, markup=False, emoji=False)
 
 
+Summary = Literal["table", "line"]
+
+
 class PrettyRenderer:
     """Items as they grow (text as it arrives, thinking dimmed, tool calls with their
-    arguments), then a summary of the turn or the error and what was received."""
+    arguments), then a summary of the turn or the error and what was received.
 
-    def __init__(self, console: Console, label: str, protocol: str) -> None:
+    `summary="line"` ends a turn that stopped with one line (finish reason, usage and the
+    fidelity carried for the next turn) instead of the label/value table."""
+
+    def __init__(
+        self, console: Console, label: str, protocol: str, *, summary: Summary = "table"
+    ) -> None:
         self.console = console
         self.label = label
         self.protocol = protocol
+        self.summary = summary
         self._header_shown = False
+        self._response_id_shown = False
+        self._fidelity: list[tuple[str, list[str]]] = []  # (item kind, fidelity keys)
         self._at_line_start = True
         self._kind: str | None = None  # kind of the group being shown
         self._raw: list[str] = []  # tool call argument fragments of the open group
@@ -104,8 +124,16 @@ class PrettyRenderer:
         reason = Text(str(metadata.finish_reason), style="bold green")
         if metadata.raw_finish_reason is not None:
             reason.append(f"  (provider: {metadata.raw_finish_reason})", style="dim")
+        if self.summary == "line":
+            self._summary_line(reason)
+            return
         self._summary(
-            [("finish reason", reason), ("usage", _usage(self._stop_usage)), *_facts(metadata)]
+            [
+                ("finish reason", reason),
+                ("usage", _usage(self._stop_usage)),
+                *self._stream_facts(metadata),
+                *_facts(metadata),
+            ]
         )
 
     def failed(self, error: StreamError, metadata: StreamMetadata) -> None:
@@ -118,7 +146,20 @@ class PrettyRenderer:
             rows.append(("usage", _usage(partial.usage)))
         if isinstance(error, ToolCallArgumentParseError):
             rows.append(("hint", Text("replay with --lenient-tool-arguments to recover them")))
-        self._summary([*rows, *_facts(metadata)])
+        self._summary([*rows, *self._stream_facts(metadata), *_facts(metadata)])
+
+    def cancelled(self, partial: PartialResponse) -> None:
+        metadata = partial.metadata
+        self._header(metadata)
+        status = Text(partial.status, style="bold yellow")
+        status.append(f": {partial.reason}")
+        status.append("  (not final: do not act on its tool calls)", style="dim")
+        rows = [
+            ("partial", status),
+            ("received", _received(partial)),
+            ("usage", _usage(partial.usage)),
+        ]
+        self._summary([*rows, *self._stream_facts(metadata), *_facts(metadata)])
 
     # --- items ---------------------------------------------------------------------------
 
@@ -146,6 +187,7 @@ class PrettyRenderer:
         fidelity = item.get("fidelity")
         if fidelity:
             self._note("fidelity: " + ", ".join(_describe(k, v) for k, v in fidelity.items()))
+            self._fidelity.append((kind, list(fidelity)))
         self._kind = None
 
     def _tool_call_done(self, item: dict[str, Any]) -> None:
@@ -179,9 +221,32 @@ class PrettyRenderer:
             return
         self._header_shown = True
         facts = [self.protocol, metadata.provider, metadata.model, metadata.response_id]
+        self._response_id_shown = metadata.response_id is not None
         header = Text(self.label, style="bold")
-        header.append("  " + " · ".join(f for f in facts if f), style="dim")
+        header.append("  " + " · ".join(f for f in facts if f and f != self.label), style="dim")
         self._print(header, soft_wrap=True)
+
+    def _stream_facts(self, metadata: StreamMetadata) -> list[tuple[str, Text]]:
+        """What a live stream adds to a replay's summary: its response id when the header was
+        shown before it was known, and the client's timings."""
+        rows: list[tuple[str, Text]] = []
+        if metadata.response_id is not None and not self._response_id_shown:
+            rows.append(("response id", Text(metadata.response_id)))
+        if metadata.timings:
+            rows.append(("timings", _timings(metadata.timings)))
+        return rows
+
+    def _summary_line(self, reason: Text) -> None:
+        self._end_line()
+        self._print()
+        line = Text("→ ", style="bold")
+        line.append_text(reason)
+        line.append(" · usage ", style="dim")
+        line.append_text(_usage(self._stop_usage))
+        line.append(" · fidelity carried: ", style="dim")
+        carried = [f"{kind.replace('_', ' ')} {', '.join(keys)}" for kind, keys in self._fidelity]
+        line.append("; ".join(carried) or "none")
+        self._print(line, soft_wrap=True)
 
     def _summary(self, rows: list[tuple[str, Text]]) -> None:
         """Label/value lines, not a table: a table pads and cuts lines to the terminal width."""
@@ -240,6 +305,21 @@ def _usage(usage: Usage | None) -> Text:
             text.append("unknown", style="dim")
         else:
             text.append(str(value))
+    return text
+
+
+_TIMING_LABELS = (("ttfb_ms", "ttfb"), ("ttfe_ms", "ttfe"), ("total_ms", "total"))
+
+
+def _timings(timings: dict[str, float]) -> Text:
+    """Milliseconds from the start of the call: response headers, first event, end."""
+    text = Text()
+    for field, label in _TIMING_LABELS:
+        if field in timings:
+            if text:
+                text.append(" · ", style="dim")
+            value = timings[field]
+            text.append(f"{label} {value:.1f} ms" if value < 10 else f"{label} {value:.0f} ms")
     return text
 
 

@@ -4,7 +4,6 @@ decision is made by `StreamCall` and the pure modules beside it."""
 from __future__ import annotations
 
 import asyncio
-import os
 import random as _random
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from types import TracebackType
@@ -15,17 +14,17 @@ import httpx
 from ..errors import StreamError
 from ..results import FinalResponse, PartialResponse
 from ..types import Config, Event, Message
-from .credentials import Secret
 from .http_errors import MAX_ERROR_BODY
-from .prepare import CallPlan, endpoint_for, plan_call
+from .prepare import CallPlan
 from .retry import RetryPolicy
+from .settings import ClientSettings
 from .streams import StreamCall
 from .timeouts import Timeouts
 
 _FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
 
 
-class AsyncClient:
+class AsyncClient(ClientSettings):
     """Streams model turns over HTTP with asyncio; see docs/client.md."""
 
     def __init__(
@@ -42,48 +41,25 @@ class AsyncClient:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         random: Callable[[], float] = _random.random,
     ) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.client_type = client_type
-        self.timeouts = timeouts or Timeouts()
-        self.retry = retry or RetryPolicy()
-        self.lenient_tool_arguments = lenient_tool_arguments
-        self._api_key = Secret(api_key) if api_key else None
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            client_type=client_type,
+            timeouts=timeouts,
+            retry=retry,
+            lenient_tool_arguments=lenient_tool_arguments,
+            random=random,
+        )
         self._sleep = sleep
-        self._random = random
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=self.timeouts.httpx_timeout())
-        if model:  # fail at construction, not at the first call, on a model or key problem
-            endpoint_for(
-                model,
-                client_type=client_type,
-                base_url=base_url,
-                api_key=self._api_key,
-                env=os.environ,
-            )
-
-    def __repr__(self) -> str:
-        return (
-            f"AsyncClient(model={self.model!r}, client_type={self.client_type!r}, "
-            f"base_url={self.base_url!r})"
-        )
 
     def stream(
         self, messages: list[Message], config: Config | None = None, *, model: str | None = None
     ) -> AsyncEventStream:
         """The events of one turn; the request is sent when the first event is pulled."""
-        plan = self._plan(model or self.model or "", messages, config)
-        call = StreamCall(
-            protocol=plan.endpoint.client_type,
-            provider=plan.endpoint.provider,
-            model=plan.model,
-            url=plan.request.url,
-            secret=plan.endpoint.api_key,
-            retry=self.retry,
-            timeouts=self.timeouts,
-            lenient_tool_arguments=self.lenient_tool_arguments,
-            random=self._random,
-        )
+        plan, call = self._prepare(model, messages, config)
         return AsyncEventStream(self._events(plan, call), call)
 
     async def complete(
@@ -111,17 +87,6 @@ class AsyncClient:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    def _plan(self, model: str, messages: list[Message], config: Config | None) -> CallPlan:
-        return plan_call(
-            model,
-            messages,
-            config,
-            client_type=self.client_type,
-            base_url=self.base_url,
-            api_key=self._api_key,
-            env=os.environ,
-        )
 
     async def _events(self, plan: CallPlan, call: StreamCall) -> AsyncGenerator[Event, None]:
         req = plan.request

@@ -6,7 +6,6 @@ each read is bounded by httpx's read timeout, set to `min(idle, attempt)`.
 
 from __future__ import annotations
 
-import os
 import random as _random
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -18,17 +17,17 @@ import httpx
 from ..errors import StreamError
 from ..results import FinalResponse, PartialResponse
 from ..types import Config, Event, Message
-from .credentials import Secret
 from .http_errors import MAX_ERROR_BODY
-from .prepare import CallPlan, endpoint_for, plan_call
+from .prepare import CallPlan
 from .retry import RetryPolicy
+from .settings import ClientSettings
 from .streams import StreamCall
 from .timeouts import Timeouts
 
 _FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
 
 
-class Client:
+class Client(ClientSettings):
     """Streams model turns over HTTP, blocking; the same API as `AsyncClient` (docs/client.md)."""
 
     def __init__(
@@ -45,48 +44,25 @@ class Client:
         sleep: Callable[[float], None] = time.sleep,
         random: Callable[[], float] = _random.random,
     ) -> None:
-        self.model = model
-        self.base_url = base_url
-        self.client_type = client_type
-        self.timeouts = timeouts or Timeouts()
-        self.retry = retry or RetryPolicy()
-        self.lenient_tool_arguments = lenient_tool_arguments
-        self._api_key = Secret(api_key) if api_key else None
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            client_type=client_type,
+            timeouts=timeouts,
+            retry=retry,
+            lenient_tool_arguments=lenient_tool_arguments,
+            random=random,
+        )
         self._sleep = sleep
-        self._random = random
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(timeout=self.timeouts.httpx_timeout())
-        if model:  # fail at construction, not at the first call, on a model or key problem
-            endpoint_for(
-                model,
-                client_type=client_type,
-                base_url=base_url,
-                api_key=self._api_key,
-                env=os.environ,
-            )
-
-    def __repr__(self) -> str:
-        return (
-            f"Client(model={self.model!r}, client_type={self.client_type!r}, "
-            f"base_url={self.base_url!r})"
-        )
 
     def stream(
         self, messages: list[Message], config: Config | None = None, *, model: str | None = None
     ) -> EventStream:
         """The events of one turn; the request is sent when the first event is pulled."""
-        plan = self._plan(model or self.model or "", messages, config)
-        call = StreamCall(
-            protocol=plan.endpoint.client_type,
-            provider=plan.endpoint.provider,
-            model=plan.model,
-            url=plan.request.url,
-            secret=plan.endpoint.api_key,
-            retry=self.retry,
-            timeouts=self.timeouts,
-            lenient_tool_arguments=self.lenient_tool_arguments,
-            random=self._random,
-        )
+        plan, call = self._prepare(model, messages, config)
         return EventStream(self._events(plan, call), call)
 
     def complete(
@@ -114,17 +90,6 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-    def _plan(self, model: str, messages: list[Message], config: Config | None) -> CallPlan:
-        return plan_call(
-            model,
-            messages,
-            config,
-            client_type=self.client_type,
-            base_url=self.base_url,
-            api_key=self._api_key,
-            env=os.environ,
-        )
 
     def _events(self, plan: CallPlan, call: StreamCall) -> Generator[Event, None, None]:
         req = plan.request

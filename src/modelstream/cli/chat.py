@@ -1,0 +1,162 @@
+"""`chat`: stream one turn from a real model to the terminal, through `AsyncClient`.
+
+The key comes from the environment, as the client finds it (`ANTHROPIC_API_KEY`, …). With
+`--base-url` the key must be named with `--api-key-env`: a provider's key from the environment
+is never sent to another URL (docs/client.md, Credentials).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ..client import AsyncClient, resolve_route, route_for_model
+from ..encoders import CLIENT_TYPES
+from ..encoders.base import THINKING_LEVELS
+from ..errors import ModelstreamError
+from ..results import FinalResponse, StreamMetadata
+from ..types import Config, Message
+from .exit_status import EXIT_FAILED, EXIT_OK
+from .live import render_turn
+from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
+from .sources import UsageError
+
+
+def add_command(commands: Any) -> None:
+    """Add `chat` to the subcommands of the `modelstream` parser."""
+    chat = commands.add_parser(
+        "chat",
+        help="stream one turn from a model (needs its API key)",
+        description="Send one prompt to a model and stream the answer: thinking dimmed, text "
+        "as it arrives, tool calls with their arguments, then usage, finish reason and timings. "
+        "Exit status: 0 stopped, 1 stream error, 2 bad usage or configuration, 130 Ctrl-C.",
+    )
+    chat.add_argument("prompt", metavar="PROMPT", help='the user message; "-" reads stdin')
+    chat.add_argument("-m", "--model", required=True, help="e.g. claude-sonnet-4-5, gpt-5-mini")
+    chat.add_argument(
+        "--client-type",
+        choices=CLIENT_TYPES,
+        metavar="T",
+        help=f"the protocol, when the model name does not say it: {', '.join(CLIENT_TYPES)}",
+    )
+    chat.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="send the request here instead of the provider's URL (needs --api-key-env)",
+    )
+    chat.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="the environment variable holding the API key (instead of the provider's own)",
+    )
+    chat.add_argument("--system", metavar="TEXT", help="the system prompt")
+    chat.add_argument(
+        "--thinking",
+        choices=THINKING_LEVELS,
+        metavar="LEVEL",
+        help=(f"reasoning effort: {', '.join(THINKING_LEVELS)}"),
+    )
+    chat.add_argument("--max-tokens", type=_positive_int, metavar="N", help="the output limit")
+    chat.add_argument(
+        "--json",
+        action="store_true",
+        help="print the events as JSON lines, as `replay --format jsonl` does",
+    )
+    chat.set_defaults(run=run_chat)
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    base_url, api_key = _credentials(args, os.environ)
+    config: Config = {}
+    if args.system is not None:
+        config["system_prompt"] = args.system
+    if args.thinking is not None:
+        config["thinking_level"] = args.thinking
+    if args.max_tokens is not None:
+        config["max_tokens"] = args.max_tokens
+    messages: list[Message] = [
+        {"role": "user", "content_items": [{"type": "text.done", "text": prompt}]}
+    ]
+    return asyncio.run(_chat(args, messages, config, base_url=base_url, api_key=api_key))
+
+
+async def _chat(
+    args: argparse.Namespace,
+    messages: list[Message],
+    config: Config,
+    *,
+    base_url: str | None,
+    api_key: str | None,
+) -> int:
+    try:
+        client = AsyncClient(
+            args.model, client_type=args.client_type, base_url=base_url, api_key=api_key
+        )
+    except ModelstreamError as error:
+        raise UsageError(str(error)) from None
+    async with client:
+        route = resolve_route(args.model, args.client_type)
+        header = StreamMetadata(route.client_type, provider=route.provider, model=args.model)
+        renderer: Renderer
+        if args.json:
+            renderer = JsonlRenderer(sys.stdout.buffer)
+        else:
+            renderer = PrettyRenderer(pretty_console(), args.model, route.client_type)
+        try:
+            result = await render_turn(client, messages, config, renderer, header)
+        except ModelstreamError as error:  # raised before anything is sent
+            raise UsageError(str(error)) from None
+    return EXIT_OK if isinstance(result, FinalResponse) else EXIT_FAILED
+
+
+def _credentials(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The base URL and explicit key to give the client; None leaves the choice to it.
+
+    Checked here, before the client, to say what to set in command-line terms."""
+    if args.api_key_env is not None:
+        key = env.get(args.api_key_env)
+        if not key:
+            where = args.base_url or "the model's provider"
+            raise UsageError(
+                f"the environment variable {args.api_key_env} is not set: set it to the API key "
+                f"for {where}"
+            )
+        return args.base_url, key
+    if args.base_url is not None:
+        raise UsageError(
+            "--base-url needs --api-key-env NAME, the environment variable holding the key for "
+            "that URL (a provider's key from the environment is never sent to another URL)"
+        )
+    if args.client_type is None and route_for_model(args.model) is None:
+        raise UsageError(
+            f"unknown model {args.model!r}: its name matches no routing prefix; pass "
+            f"--client-type ({', '.join(CLIENT_TYPES)}), and --base-url with --api-key-env for "
+            "the server that serves it"
+        )
+    try:
+        route = resolve_route(args.model, args.client_type)
+    except ModelstreamError as error:
+        raise UsageError(str(error)) from None
+    if not any(env.get(name) for name in route.key_envs):
+        raise UsageError(
+            f"no API key for {route.provider} ({route.client_type}): set "
+            f"{' or '.join(route.key_envs)}, or name another variable with --api-key-env"
+        )
+    return None, None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value

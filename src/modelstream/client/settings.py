@@ -1,0 +1,79 @@
+"""What `Client` and `AsyncClient` share before any IO: their settings, the checks made at
+construction, and turning one call into a `CallPlan` and a `StreamCall`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from ..types import Config, Message
+from .credentials import Secret
+from .prepare import CallPlan, endpoint_for, plan_call
+from .retry import RetryPolicy
+from .streams import StreamCall
+from .timeouts import Timeouts
+
+
+class ClientSettings:
+    """The settings of a client; the IO shells subclass it."""
+
+    def __init__(
+        self,
+        model: str | None,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        client_type: str | None,
+        timeouts: Timeouts | None,
+        retry: RetryPolicy | None,
+        lenient_tool_arguments: bool,
+        random: Callable[[], float],
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.client_type = client_type
+        self.timeouts = timeouts or Timeouts()
+        self.retry = retry or RetryPolicy()
+        self.lenient_tool_arguments = lenient_tool_arguments
+        self._api_key = Secret(api_key) if api_key else None
+        self._random = random
+        if model:  # fail at construction, not at the first call, on a model or key problem
+            endpoint_for(
+                model,
+                client_type=client_type,
+                base_url=base_url,
+                api_key=self._api_key,
+                env=os.environ,
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(model={self.model!r}, client_type={self.client_type!r}, "
+            f"base_url={self.base_url!r})"
+        )
+
+    def _prepare(
+        self, model: str | None, messages: list[Message], config: Config | None
+    ) -> tuple[CallPlan, StreamCall]:
+        """Route, pick the key and encode now, so configuration errors raise before any IO."""
+        plan = plan_call(
+            model or self.model or "",
+            messages,
+            config,
+            client_type=self.client_type,
+            base_url=self.base_url,
+            api_key=self._api_key,
+            env=os.environ,
+        )
+        call = StreamCall(
+            protocol=plan.endpoint.client_type,
+            provider=plan.endpoint.provider,
+            model=plan.model,
+            url=plan.request.url,
+            secret=plan.endpoint.api_key,
+            retry=self.retry,
+            timeouts=self.timeouts,
+            lenient_tool_arguments=self.lenient_tool_arguments,
+            random=self._random,
+        )
+        return plan, call
