@@ -22,7 +22,7 @@ Target: ours ≤ 1.3 × floor for every case.
 
     .venv/bin/python bench/bench_client.py            # full run
     .venv/bin/python bench/bench_client.py --quick    # smoke run: a quarter of the size, 3 reps
-    .venv/bin/python bench/bench_client.py --mode async --chunking frame --profile
+    .venv/bin/python bench/bench_client.py --mode sync --chunking frame --stages --profile
 
 Exit status: 0 all targets met, 1 a target missed, 2 a client produced a wrong result.
 """
@@ -47,7 +47,7 @@ from typing import IO, Any, TypeVar
 import httpx
 
 import synthetic
-from modelstream import AsyncClient, Client, Message
+from modelstream import AsyncClient, Client, Message, StreamDecoder
 from modelstream.errors import StreamError
 from modelstream.results import FinalResponse
 
@@ -58,8 +58,8 @@ MODES = ("async", "sync")
 # Bytes per HTTP chunk the emulator writes. 16 KiB is the largest TLS record a provider's
 # server sends, and what a reader gets from a stream whose bytes arrive faster than it reads;
 # "frame" writes one chunk per SSE frame, as a live stream at generation pace does, so every
-# per-chunk cost (socket wake-up, HTTP parsing, the client's own per-read work) is paid 20,000
-# times.
+# per-chunk cost (h11's chunk parsing, httpx's per-chunk layers, the client's own per-read work)
+# is paid 20,000 times.
 CHUNKINGS = {"16k": 16 * 1024, "frame": None}
 MODELS = {
     "openai-chat": "gpt-4o-mini",
@@ -268,6 +268,55 @@ def floor_sync(http: httpx.Client, url: str, request: bytes) -> Run:
     return Run(frames, last)
 
 
+# For `--stages` only: httpx's raw read alone, then with our decoder but without the client.
+
+
+async def read_async(http: httpx.AsyncClient, url: str, request: bytes) -> Run:
+    size = 0
+    async with http.stream("POST", url, content=request) as response:
+        async for chunk in response.aiter_raw():
+            size += len(chunk)
+    return Run(size, None)
+
+
+def read_sync(http: httpx.Client, url: str, request: bytes) -> Run:
+    size = 0
+    with http.stream("POST", url, content=request) as response:
+        for chunk in response.iter_raw():
+            size += len(chunk)
+    return Run(size, None)
+
+
+async def decode_async(http: httpx.AsyncClient, url: str, request: bytes, protocol: str) -> Run:
+    decoder = StreamDecoder(protocol)
+    count = 0
+    last: Any = None
+    async with http.stream("POST", url, content=request) as response:
+        async for chunk in response.aiter_raw():
+            for event in decoder.feed(chunk):
+                count += 1
+                last = event
+    for event in decoder.end():
+        count += 1
+        last = event
+    return Run(count, last, decoder.result)
+
+
+def decode_sync(http: httpx.Client, url: str, request: bytes, protocol: str) -> Run:
+    decoder = StreamDecoder(protocol)
+    count = 0
+    last: Any = None
+    with http.stream("POST", url, content=request) as response:
+        for chunk in response.iter_raw():
+            for event in decoder.feed(chunk):
+                count += 1
+                last = event
+    for event in decoder.end():
+        count += 1
+        last = event
+    return Run(count, last, decoder.result)
+
+
 def floor_request(protocol: str) -> bytes:
     """A small streaming request body, like the one ours sends (the floor sends it as is)."""
     content = "Write a long note."
@@ -434,6 +483,73 @@ class Bench:
                         self.check(case, want, None, run)
                         case.floor = min(case.floor, seconds)
 
+    def stages(self, case: Case) -> None:
+        """Where the CPU goes, without cProfile's overhead: httpx's raw read, plus our decoder
+        (`StreamDecoder` fed each raw chunk), plus the client around it; and the floor."""
+        want = self.expected(case)
+        url, request = self.floor_url(case.protocol), floor_request(case.protocol)
+        options: dict[str, Any] = {
+            "api_key": API_KEY,
+            "base_url": self.base_url(case.protocol),
+            "client_type": case.protocol,
+        }
+        best: dict[str, float] = {}
+        problems: list[str | None] = []
+
+        def keep(name: str, seconds: float, run: Run) -> None:
+            best[name] = min(best.get(name, float("inf")), seconds)
+            if name in ("decoder", "ours"):
+                problems.append(ours_problem(want, run))
+
+        if case.mode == "async":
+
+            async def measure() -> None:
+                async with (
+                    AsyncClient(MODELS[case.protocol], **options) as client,
+                    httpx.AsyncClient(timeout=60) as http,
+                ):
+                    runs: dict[str, Callable[[], Awaitable[Run]]] = {
+                        "read": lambda: read_async(http, url, request),
+                        "decoder": lambda: decode_async(http, url, request, case.protocol),
+                        "ours": lambda: ours_async(client),
+                        "floor": lambda: floor_async(http, url, request),
+                    }
+                    for rep in range(self.reps + 1):  # the first round is untimed
+                        for name, run in runs.items():
+                            self.queue(case)
+                            seconds, result = await cpu_async(run)
+                            if rep:
+                                keep(name, seconds, result)
+
+            asyncio.run(measure())
+        else:
+            with (
+                Client(MODELS[case.protocol], **options) as client,
+                httpx.Client(timeout=60) as http,
+            ):
+                sync_runs: dict[str, Callable[[], Run]] = {
+                    "read": lambda: read_sync(http, url, request),
+                    "decoder": lambda: decode_sync(http, url, request, case.protocol),
+                    "ours": lambda: ours_sync(client),
+                    "floor": lambda: floor_sync(http, url, request),
+                }
+                for rep in range(self.reps + 1):
+                    for name, sync_run in sync_runs.items():
+                        self.queue(case)
+                        seconds, result = cpu(sync_run)
+                        if rep:
+                            keep(name, seconds, result)
+        problem = next((p for p in problems if p is not None), None)
+        if problem is not None:
+            print(f"  {case.name:<36} WRONG RESULT: {problem}")
+            return
+        read, decoder, ours, floor = (best[k] * 1e3 for k in ("read", "decoder", "ours", "floor"))
+        print(
+            f"  {case.name:<36} read {read:6.1f} + decoder {decoder - read:6.1f} "
+            f"+ client {ours - decoder:5.1f} = ours {ours:6.1f} | floor {floor:6.1f} "
+            f"(read + lines and json.loads {floor - read:6.1f})"
+        )
+
     def profile(self, case: Case, top: int) -> None:
         """cProfile of one run of ours, client side only (the emulator is another process)."""
         profiler = cProfile.Profile()
@@ -508,6 +624,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--mode", action="append", choices=MODES)
     parser.add_argument("--chunking", action="append", choices=CHUNKINGS)
+    parser.add_argument(
+        "--stages", action="store_true", help="split each case's CPU into read, decoder, client"
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile ours in each case")
     parser.add_argument("--top", type=int, default=20, help="rows of each profile")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -534,6 +653,10 @@ def main(argv: list[str] | None = None) -> int:
                     cases.append(bench.measure(case))
         print()
         status = report(cases)
+        if args.stages:
+            print("\nstages (min of each, CPU ms):")
+            for case in cases:
+                bench.stages(case)
         if args.profile:
             for case in cases:
                 bench.profile(case, args.top)

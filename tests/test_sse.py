@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -280,7 +282,7 @@ def _frame_specs(draw: st.DrawFn) -> dict[str, object]:
 def _encode(specs: list[dict[str, object]], eols: list[str], bom: bool) -> bytes:
     """SSE text for `specs`; a \\r line end is never followed by an empty \\n line."""
     out: list[str] = ["\ufeff"] if bom else []
-    ends = iter(eols * (1 + 8 * len(specs)))
+    ends = itertools.cycle(eols)
     previous = ""
 
     def line(text: str) -> None:

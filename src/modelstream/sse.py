@@ -62,6 +62,9 @@ class SSEDecoder:
     def feed_fields(self, chunk: bytes) -> list[RawFrame]:
         """Like `feed`, as plain `(event, data, id, retry)` tuples: the pipeline's hot path,
         which would otherwise allocate an object per frame."""
+        if chunk[-1:] == b"\n" and self._started and not self._tail and not self._skip_lf:
+            # the common case: whole lines, nothing held over, no \r\n split across feeds
+            return self._lines(chunk.splitlines())
         if not self._started:
             chunk = self._start + chunk
             if len(chunk) < len(_BOM) and _BOM.startswith(chunk):

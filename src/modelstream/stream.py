@@ -74,8 +74,10 @@ class StreamDecoder:
 
     def feed(self, data: bytes, now_ms: int = 0) -> list[Event]:
         """Decode the next bytes of the body; returns the events they completed."""
-        self._raise_pending()
-        self._assembler.now_ms = now_ms
+        if self.error is not None:
+            raise self.error
+        assembler = self._assembler
+        assembler.now_ms = now_ms
         on_frame = self._adapter.on_frame
         try:
             if self._whole_body is not None:
@@ -85,6 +87,8 @@ class StreamDecoder:
                     on_frame(event, payload)
         except Exception as exc:
             self._fail(exc)
+        if self.error is None and self._created_at is not None and not self._sse.comments:
+            return assembler.drain()  # the hot path: nothing to note, nothing to raise
         return self._drain()
 
     def end(self, now_ms: int = 0) -> list[Event]:

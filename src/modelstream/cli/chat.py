@@ -14,16 +14,26 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
+
 from ..client import AsyncClient, resolve_route, route_for_model
 from ..encoders import CLIENT_TYPES
 from ..encoders.base import THINKING_LEVELS
-from ..errors import ModelstreamError
+from ..errors import (
+    ConfigurationError,
+    InvalidMessageError,
+    ModelstreamError,
+    UnsupportedParameterError,
+)
 from ..results import FinalResponse, StreamMetadata
 from ..types import Config, Message
 from .exit_status import EXIT_FAILED, EXIT_OK
 from .live import render_turn
 from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
 from .sources import UsageError
+
+# What `stream()` raises before anything is sent: bad usage or configuration, exit status 2.
+_BEFORE_SENDING = (ConfigurationError, UnsupportedParameterError, InvalidMessageError)
 
 
 def add_command(commands: Any) -> None:
@@ -58,7 +68,7 @@ def add_command(commands: Any) -> None:
         "--thinking",
         choices=THINKING_LEVELS,
         metavar="LEVEL",
-        help=(f"reasoning effort: {', '.join(THINKING_LEVELS)}"),
+        help=f"reasoning effort: {', '.join(THINKING_LEVELS)}",
     )
     chat.add_argument("--max-tokens", type=_positive_int, metavar="N", help="the output limit")
     chat.add_argument(
@@ -99,11 +109,13 @@ async def _chat(
         client = AsyncClient(
             args.model, client_type=args.client_type, base_url=base_url, api_key=api_key
         )
-    except ModelstreamError as error:
+    except _BEFORE_SENDING as error:
         raise UsageError(str(error)) from None
     async with client:
         route = resolve_route(args.model, args.client_type)
-        header = StreamMetadata(route.client_type, provider=route.provider, model=args.model)
+        # Another server than the provider's is named by its address, not the provider's name.
+        where = httpx.URL(base_url).netloc.decode("ascii") if base_url else route.provider
+        header = StreamMetadata(route.client_type, provider=where, model=args.model)
         renderer: Renderer
         if args.json:
             renderer = JsonlRenderer(sys.stdout.buffer)
@@ -111,7 +123,7 @@ async def _chat(
             renderer = PrettyRenderer(pretty_console(), args.model, route.client_type)
         try:
             result = await render_turn(client, messages, config, renderer, header)
-        except ModelstreamError as error:  # raised before anything is sent
+        except _BEFORE_SENDING as error:
             raise UsageError(str(error)) from None
     return EXIT_OK if isinstance(result, FinalResponse) else EXIT_FAILED
 

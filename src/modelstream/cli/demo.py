@@ -18,7 +18,7 @@ from ..client import AsyncClient
 from ..results import FinalResponse, StreamMetadata
 from ..testing import Emulator, Reply, Thinking, ToolCall, Turn
 from ..testing import Text as TextItem
-from ..types import Config, Message
+from ..types import Config, Message, ToolSchema
 from .exit_status import EXIT_FAILED, EXIT_OK
 from .live import render_turn
 from .render import PrettyRenderer, pretty_console
@@ -31,7 +31,7 @@ PROTOCOL_MODELS = (
     ("gemini-generate-content", "gemini-2.5-flash"),
 )
 QUESTION = "What's the weather in Lisbon right now?"
-WEATHER_TOOL = {
+WEATHER_TOOL: ToolSchema = {
     "name": "get_weather",
     "description": "The current weather in a city.",
     "parameters": {
@@ -56,7 +56,7 @@ ANSWER = Turn(
         ToolCall("get_weather", {"city": "Lisbon", "unit": "celsius"}, id="call_lisbon_weather"),
     ]
 )
-PACE_S = 0.02  # between SSE frames: slow enough to watch the text grow
+PACE_S = 0.015  # between SSE frames: slow enough to watch the text grow
 DEMO_KEY = "demo-key"  # explicit, so no key from the environment is read or sent
 
 
@@ -86,7 +86,7 @@ async def demo(console: Console, *, pace: float) -> int:
         "system_prompt": "You are a helpful assistant. Use the tools you are given.",
         "max_tokens": 4096,
         "thinking_level": "medium",
-        "tools": [WEATHER_TOOL],  # type: ignore[list-item]
+        "tools": [WEATHER_TOOL],
     }
     status = EXIT_OK
     async with Emulator() as emu:

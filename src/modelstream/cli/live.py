@@ -21,10 +21,11 @@ async def render_turn(
     """The turn's result, rendered as it streams. A stream error is rendered and its partial
     returned; cancellation (Ctrl-C) is rendered and re-raised, after the response is closed.
 
-    `header` holds what is known before the first byte (protocol, provider, model): the
-    client's stream metadata is complete only once the turn has ended.
+    `header` holds what is known before the first byte (protocol, provider, model), shown at
+    once: the client's stream metadata is complete only once the turn has ended.
     """
     stream = client.stream(messages, config)  # configuration errors raise here, before IO
+    renderer.started(header)
     try:
         async with stream:
             async for event in stream:

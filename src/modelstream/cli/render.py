@@ -1,6 +1,7 @@
 """How `replay`, `chat` and `demo` show a stream: JSON lines for programs, Rich text for people.
 
-Both renderers get the same calls in order: `events(...)` for each batch of events, then
+Both renderers get the same calls in order: `started(metadata)` when what is known before the
+first event should show at once (optional), `events(...)` for each batch of events, then
 `stopped(metadata)`, `failed(error, metadata)` or `cancelled(partial)`. They hold no protocol
 logic: what they show is what the events, the stream metadata and the partial response say.
 """
@@ -28,6 +29,8 @@ _USAGE_LABELS = (
 
 
 class Renderer(Protocol):
+    def started(self, metadata: StreamMetadata) -> None: ...
+
     def events(self, events: list[Event], metadata: StreamMetadata) -> None: ...
 
     def stopped(self, metadata: StreamMetadata) -> None: ...
@@ -42,6 +45,9 @@ class JsonlRenderer:
 
     def __init__(self, out: IO[bytes]) -> None:
         self.out = out
+
+    def started(self, metadata: StreamMetadata) -> None:
+        pass
 
     def events(self, events: list[Event], metadata: StreamMetadata) -> None:
         if events:
@@ -58,7 +64,11 @@ class JsonlRenderer:
     def cancelled(self, partial: PartialResponse) -> None:
         """Cancellation ends the stream like an error does: one last line, so the file still
         passes `check` (a stream ends with `stop` or an error)."""
-        body = {"type": "CancelledError", "message": partial.reason, "partial_status": "cancelled"}
+        body = {
+            "type": "CancelledError",
+            "message": partial.reason,
+            "partial_status": partial.status,
+        }
         self.out.write(jsonwire.dumps({"error": body}) + b"\n")
         self.out.flush()
 
@@ -103,6 +113,11 @@ class PrettyRenderer:
 
     # --- the stream ----------------------------------------------------------------------
 
+    def started(self, metadata: StreamMetadata) -> None:
+        """Show the header now, from what is known before the response (protocol, model)."""
+        with self.console:
+            self._header(metadata)
+
     def events(self, events: list[Event], metadata: StreamMetadata) -> None:
         if not events:
             return
@@ -121,12 +136,12 @@ class PrettyRenderer:
 
     def stopped(self, metadata: StreamMetadata) -> None:
         self._header(metadata)
+        if self.summary == "line":
+            self._summary_line(metadata)
+            return
         reason = Text(str(metadata.finish_reason), style="bold green")
         if metadata.raw_finish_reason is not None:
             reason.append(f"  (provider: {metadata.raw_finish_reason})", style="dim")
-        if self.summary == "line":
-            self._summary_line(reason)
-            return
         self._summary(
             [
                 ("finish reason", reason),
@@ -151,8 +166,10 @@ class PrettyRenderer:
     def cancelled(self, partial: PartialResponse) -> None:
         metadata = partial.metadata
         self._header(metadata)
-        status = Text(partial.status, style="bold yellow")
-        status.append(f": {partial.reason}")
+        reason = partial.reason
+        if not reason.startswith(partial.status):
+            reason = f"{partial.status}: {reason}"
+        status = Text(reason, style="bold yellow")
         status.append("  (not final: do not act on its tool calls)", style="dim")
         rows = [
             ("partial", status),
@@ -236,11 +253,13 @@ class PrettyRenderer:
             rows.append(("timings", _timings(metadata.timings)))
         return rows
 
-    def _summary_line(self, reason: Text) -> None:
+    def _summary_line(self, metadata: StreamMetadata) -> None:
         self._end_line()
         self._print()
-        line = Text("→ ", style="bold")
-        line.append_text(reason)
+        line = Text("→ finish ", style="bold")
+        line.append(str(metadata.finish_reason), style="bold green")
+        if metadata.raw_finish_reason is not None:
+            line.append(f" (provider: {metadata.raw_finish_reason})", style="dim")
         line.append(" · usage ", style="dim")
         line.append_text(_usage(self._stop_usage))
         line.append(" · fidelity carried: ", style="dim")
