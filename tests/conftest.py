@@ -12,3 +12,12 @@ def replay_server() -> Iterator[ReplayServer]:
     server = ReplayServer()
     yield server
     server.close()
+
+
+@pytest.fixture(autouse=True)
+def traces_in_a_temporary_file(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test records a trace into the user's home: the default trace file is a temp path."""
+    path = tmp_path_factory.getbasetemp() / "default-traces.sqlite3"
+    monkeypatch.setenv("MODELSTREAM_TRACES", str(path))

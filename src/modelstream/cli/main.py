@@ -17,6 +17,7 @@ from .. import __version__
 from ..errors import StreamError
 from ..providers import PROTOCOLS
 from ..stream import StreamDecoder
+from ..traces import command as traces_command
 from . import chat, demo
 from .check import EventFileViolation, check_lines
 from .exit_status import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=run_check)
     chat.add_command(commands)
     demo.add_command(commands)
+    traces_command.add_parser(commands)
     return parser
 
 

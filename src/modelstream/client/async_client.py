@@ -13,6 +13,7 @@ import httpx
 
 from ..errors import StreamError
 from ..results import FinalResponse, PartialResponse
+from ..traces.sinks import TracesOption
 from ..types import Config, Event, Message
 from .http_errors import MAX_ERROR_BODY
 from .prepare import CallPlan
@@ -40,6 +41,7 @@ class AsyncClient(ClientSettings):
         http_client: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         random: Callable[[], float] = _random.random,
+        traces: TracesOption = None,
     ) -> None:
         super().__init__(
             model,
@@ -50,6 +52,7 @@ class AsyncClient(ClientSettings):
             retry=retry,
             lenient_tool_arguments=lenient_tool_arguments,
             random=random,
+            traces=traces,
         )
         self._sleep = sleep
         self._owns_http = http_client is None
@@ -76,6 +79,7 @@ class AsyncClient(ClientSettings):
     async def aclose(self) -> None:
         if self._owns_http:
             await self._http.aclose()
+        self._close_traces()
 
     async def __aenter__(self) -> Self:
         return self
@@ -141,6 +145,8 @@ class AsyncClient(ClientSettings):
         except BaseException as exc:
             call.interrupted(exc)  # cancellation, aclose(), or a bug: the partial is kept
             raise
+        finally:
+            call.record_trace()  # when the config has a trace_id: the turn, final or partial
 
 
 class AsyncEventStream:

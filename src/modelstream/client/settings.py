@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from ..traces.record import TurnRecorder
+from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
 from ..types import Config, Message
 from .credentials import Secret
 from .prepare import CallPlan, endpoint_for, plan_call
@@ -28,6 +30,7 @@ class ClientSettings:
         retry: RetryPolicy | None,
         lenient_tool_arguments: bool,
         random: Callable[[], float],
+        traces: TracesOption = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
@@ -37,6 +40,9 @@ class ClientSettings:
         self.lenient_tool_arguments = lenient_tool_arguments
         self._api_key = Secret(api_key) if api_key else None
         self._random = random
+        # Where turns with a config["trace_id"] are recorded (docs/traces.md); opened lazily.
+        self._trace_sinks = resolve_sinks(traces, os.environ)
+        self._owns_trace_sinks = owns_sinks(traces)
         if model:  # fail at construction, not at the first call, on a model or key problem
             endpoint_for(
                 model,
@@ -65,6 +71,18 @@ class ClientSettings:
             api_key=self._api_key,
             env=os.environ,
         )
+        trace_id = (config or {}).get("trace_id")
+        recorder = None
+        if isinstance(trace_id, str) and trace_id and self._trace_sinks:
+            recorder = TurnRecorder(
+                trace_id=trace_id,
+                model=plan.model,
+                client_type=plan.endpoint.client_type,
+                provider=plan.endpoint.provider,
+                config=config,
+                messages=messages,
+                secrets=(plan.endpoint.api_key.reveal(),),
+            )
         call = StreamCall(
             protocol=plan.endpoint.client_type,
             provider=plan.endpoint.provider,
@@ -75,5 +93,11 @@ class ClientSettings:
             timeouts=self.timeouts,
             lenient_tool_arguments=self.lenient_tool_arguments,
             random=self._random,
+            trace=recorder,
+            trace_sinks=self._trace_sinks,
         )
         return plan, call
+
+    def _close_traces(self) -> None:
+        if self._owns_trace_sinks:
+            close_sinks(self._trace_sinks)

@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import httpx
 
 from ..errors import IncompleteStreamError, ProviderError, StreamError, StreamTimeoutError
 from ..results import FinalResponse, PartialResponse, PartialStatus
 from ..stream import StreamDecoder
+from ..traces.record import TraceSink, TurnRecorder, record_turn
 from ..types import Event
 from .credentials import Secret
 from .http_errors import provider_error_from_http
@@ -48,6 +49,8 @@ class StreamCall:
         random: Callable[[], float],
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        trace: TurnRecorder | None = None,
+        trace_sinks: Sequence[TraceSink] = (),
     ) -> None:
         self.protocol = protocol
         self.provider = provider
@@ -70,6 +73,8 @@ class StreamCall:
         self._result: FinalResponse | PartialResponse | None = None
         self._retryable = False
         self._retry_after: float | None = None
+        self._trace = trace
+        self._trace_sinks = trace_sinks
         self.decoder = self._new_decoder()
 
     # --- the attempt ---------------------------------------------------------------------
@@ -108,18 +113,21 @@ class StreamCall:
         call is never retried."""
         events = self.decoder.feed(chunk, int(self._wall() * 1000))
         if events:
-            self._delivering()
+            self._delivering(events)
         return events
 
     def end(self) -> list[Event]:
         """The body is over: the last events (`stop`), or the decoder's error."""
         events = self.decoder.end(int(self._wall() * 1000))
         if events:
-            self._delivering()
+            self._delivering(events)
         self._finish()
         return events
 
-    def _delivering(self) -> None:
+    def _delivering(self, events: list[Event]) -> None:
+        if self._trace is not None:
+            for event in events:
+                self._trace.observe(event)
         if not self.delivered:
             self.delivered = True
             self._timings["ttfe_ms"] = self._elapsed_ms()
@@ -191,6 +199,13 @@ class StreamCall:
         # (the decoder may hold the partial of an attempt that failed before a retry)
         partial = dataclasses.replace(self.decoder.cancel(reason), status=status, reason=reason)
         self._finish(partial)
+
+    def record_trace(self) -> None:
+        """The stream is over: give its turn to the trace sinks, once (when traced)."""
+        if self._trace is None or self._result is None:
+            return
+        recorder, self._trace = self._trace, None
+        record_turn(recorder, self._result, self._trace_sinks)
 
     # --- the result ----------------------------------------------------------------------
 

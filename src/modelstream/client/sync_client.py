@@ -16,6 +16,7 @@ import httpx
 
 from ..errors import StreamError
 from ..results import FinalResponse, PartialResponse
+from ..traces.sinks import TracesOption
 from ..types import Config, Event, Message
 from .http_errors import MAX_ERROR_BODY
 from .prepare import CallPlan
@@ -43,6 +44,7 @@ class Client(ClientSettings):
         http_client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
         random: Callable[[], float] = _random.random,
+        traces: TracesOption = None,
     ) -> None:
         super().__init__(
             model,
@@ -53,6 +55,7 @@ class Client(ClientSettings):
             retry=retry,
             lenient_tool_arguments=lenient_tool_arguments,
             random=random,
+            traces=traces,
         )
         self._sleep = sleep
         self._owns_http = http_client is None
@@ -79,6 +82,7 @@ class Client(ClientSettings):
     def close(self) -> None:
         if self._owns_http:
             self._http.close()
+        self._close_traces()
 
     def __enter__(self) -> Self:
         return self
@@ -133,6 +137,8 @@ class Client(ClientSettings):
         except BaseException as exc:
             call.interrupted(exc)  # break, close(), KeyboardInterrupt, or a bug: partial kept
             raise
+        finally:
+            call.record_trace()  # when the config has a trace_id: the turn, final or partial
 
 
 class EventStream:

@@ -1,0 +1,452 @@
+"""Traces in one SQLite file: one row per turn, appended, never rewritten.
+
+Theory of operation:
+
+- A row is inserted per turn and never updated (a trigger refuses UPDATE). The file is in WAL
+  mode, so the viewer reads while clients and servers append, from several processes.
+- `trace_id` is only a key: any string, compared exactly, never part of a path.
+- Appending costs the same at the 1,000th turn of a trace as at the 10th: it reads the trace's
+  last row through the `(trace_id, turn)` index and inserts one row. Nothing scans the trace.
+- A turn's request repeats the conversation so far. Storing it whole at every turn would make a
+  long trace grow with the square of its length, so a row stores only the messages after the
+  previous turn's request when that request is a prefix of this one (checked with a hash of its
+  JSON), and says so in `context_turn`; reading a trace in order puts the history back together.
+- Each row carries the running totals of its trace (tokens, models, start), so listing traces
+  reads the last row of each trace instead of adding up all of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..types import DoneItem, EventItem, Message, Usage
+from .record import TraceTurn
+
+SCHEMA_VERSION = 1
+MAX_SEARCH_TEXT = 20_000  # characters of one turn's text kept for search
+
+_SCHEMA = (
+    """
+    CREATE TABLE IF NOT EXISTS turns (
+        id INTEGER PRIMARY KEY,
+        trace_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,              -- 1, 2, ... within the trace
+        created_at INTEGER NOT NULL,        -- Unix ms when the turn started
+        source TEXT NOT NULL,               -- client | server
+        model TEXT NOT NULL,
+        status TEXT NOT NULL,               -- final | cancelled | failed | incomplete
+        input_tokens INTEGER,               -- cached + prompt, NULL when unknown
+        output_tokens INTEGER,              -- thoughts + response, NULL when unknown
+        history_len INTEGER NOT NULL,       -- messages in the request
+        history_bytes INTEGER NOT NULL,     -- length of the request's JSON without its ']'
+        history_hash BLOB NOT NULL,         -- their SHA-256
+        context_turn INTEGER,               -- the turn whose request starts this one's, or NULL
+        trace_started_at INTEGER NOT NULL,  -- running totals of the trace up to this turn
+        trace_input_tokens INTEGER NOT NULL,
+        trace_output_tokens INTEGER NOT NULL,
+        trace_models TEXT NOT NULL,         -- JSON list of the models used so far
+        search_text TEXT NOT NULL,          -- lower-case text of the new messages and items
+        body BLOB NOT NULL,                 -- JSON of the rest of the TraceTurn
+        UNIQUE (trace_id, turn)
+    )
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS turns_are_never_rewritten BEFORE UPDATE ON turns
+    BEGIN SELECT RAISE(ABORT, 'trace turns are append-only'); END
+    """,
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+
+_LAST_TURN = """
+SELECT turn, history_len, history_bytes, history_hash, trace_started_at, trace_input_tokens,
+       trace_output_tokens, trace_models
+FROM turns WHERE trace_id = ? ORDER BY turn DESC LIMIT 1
+"""
+
+_INSERT = """
+INSERT INTO turns (trace_id, turn, created_at, source, model, status, input_tokens,
+    output_tokens, history_len, history_bytes, history_hash, context_turn, trace_started_at,
+    trace_input_tokens, trace_output_tokens, trace_models, search_text, body)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+_SUMMARIES = """
+WITH last AS (SELECT trace_id, MAX(turn) AS turn FROM turns GROUP BY trace_id)
+SELECT t.trace_id, t.turn, t.trace_started_at, t.created_at, t.status, t.model, t.source,
+       t.trace_input_tokens, t.trace_output_tokens, t.trace_models
+FROM last JOIN turns AS t ON t.trace_id = last.trace_id AND t.turn = last.turn
+WHERE (:text IS NULL OR last.trace_id IN (
+          SELECT trace_id FROM turns
+          WHERE instr(lower(trace_id), :text) > 0 OR instr(search_text, :text) > 0))
+  AND (:model IS NULL OR instr(lower(t.trace_models), :model) > 0)
+ORDER BY t.created_at DESC, t.id DESC
+LIMIT :limit OFFSET :offset
+"""
+
+_TRACE = """
+SELECT trace_id, turn, created_at, source, model, status, history_len, context_turn, body
+FROM turns WHERE trace_id = ? ORDER BY turn
+"""
+
+
+def default_path() -> Path:
+    """`$XDG_DATA_HOME/modelstream/traces.sqlite3`, else `~/.local/share/modelstream/...`."""
+    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
+    return Path(data_home) / "modelstream" / "traces.sqlite3"
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """One trace in a listing."""
+
+    trace_id: str
+    turns: int
+    started_at: int  # Unix ms, first turn
+    updated_at: int  # Unix ms, last turn's start
+    models: list[str]
+    last_model: str
+    last_status: str
+    last_source: str
+    input_tokens: int  # known tokens only
+    output_tokens: int
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.__dict__, "total_tokens": self.total_tokens}
+
+
+class TraceStore:
+    """The SQLite trace file at `path` (see the module docstring). Thread-safe; the file and
+    its folder are created at the first append (readable by the owner only)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+
+    def __repr__(self) -> str:
+        return f"TraceStore({str(self.path)!r})"
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def append(self, turn: TraceTurn) -> int:
+        """Store `turn` as the next turn of its trace; its 1-based number in the trace."""
+        request = _dumps(turn.messages)[:-1]  # without ']', so a shorter request is a prefix
+        usage_in, usage_out = token_counts(turn.usage)
+        with self._lock:
+            db = self._connect(create=True)
+            assert db is not None
+            with _immediate(db):
+                last = db.execute(_LAST_TURN, (turn.trace_id,)).fetchone()
+                number, context, new_from = 1, None, 0
+                started, total_in, total_out, models = turn.created_at, 0, 0, []
+                prefix_hash, request_hash = _request_hashes(request, last[2] if last else 0)
+                if last is not None:
+                    number = last[0] + 1
+                    started, total_in, total_out = last[4], last[5], last[6]
+                    models = orjson.loads(last[7])
+                    if prefix_hash == last[3]:  # the previous request starts this one
+                        context, new_from = last[0], last[1]
+                if turn.model not in models:
+                    models.append(turn.model)
+                new_messages = turn.messages[new_from:]
+                body = _dumps({**_body(turn), "messages": new_messages})
+                db.execute(
+                    _INSERT,
+                    (
+                        turn.trace_id,
+                        number,
+                        turn.created_at,
+                        turn.source,
+                        turn.model,
+                        turn.status,
+                        usage_in,
+                        usage_out,
+                        len(turn.messages),
+                        len(request),
+                        request_hash,
+                        context,
+                        started,
+                        total_in + (usage_in or 0),
+                        total_out + (usage_out or 0),
+                        orjson.dumps(models).decode(),
+                        search_text(turn, new_messages),
+                        body,
+                    ),
+                )
+        return number
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def list_traces(
+        self,
+        *,
+        text: str | None = None,
+        model: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[TraceSummary]:
+        """Traces, newest first. `text`: a part of the trace id or of any message or item
+        (case-insensitive); `model`: a part of the name of a model the trace used."""
+        params = {
+            "text": text.lower() if text else None,
+            "model": model.lower() if model else None,
+            "limit": max(0, limit),
+            "offset": max(0, offset),
+        }
+        rows = self._read(_SUMMARIES, params)
+        return [
+            TraceSummary(
+                trace_id=row[0],
+                turns=row[1],
+                started_at=row[2],
+                updated_at=row[3],
+                last_status=row[4],
+                last_model=row[5],
+                last_source=row[6],
+                input_tokens=row[7],
+                output_tokens=row[8],
+                models=orjson.loads(row[9]),
+            )
+            for row in rows
+        ]
+
+    def trace_records(self, trace_id: str) -> list[dict[str, Any]]:
+        """The turns of a trace in order, as JSON-ready dicts (bytes as base64) whose
+        `messages` are only those after the previous turn's request when `context_turn` is set."""
+        out = []
+        for row in self._read(_TRACE, (trace_id,)):
+            body = orjson.loads(row[8])
+            out.append(
+                {
+                    "trace_id": row[0],
+                    "turn": row[1],
+                    "created_at": row[2],
+                    "source": row[3],
+                    "model": row[4],
+                    "status": row[5],
+                    "history_len": row[6],
+                    "context_turn": row[7],
+                    **body,
+                }
+            )
+        return out
+
+    def get_trace(self, trace_id: str) -> list[TraceTurn]:
+        """The turns of a trace in order, each with its whole request and bytes as bytes."""
+        turns: list[TraceTurn] = []
+        history: dict[int, list[Message]] = {}
+        for record in self.trace_records(trace_id):
+            new: list[Message] = _decode_binary(record["messages"])
+            context = record["context_turn"]
+            messages = history.get(context, []) + new if context is not None else new
+            history = {record["turn"]: messages}  # a context is always the turn just before
+            turns.append(_turn_from(record, messages))
+        return turns
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # --- the connection --------------------------------------------------------------------
+
+    def _read(self, sql: str, params: Mapping[str, Any] | tuple[Any, ...]) -> list[Any]:
+        with self._lock:
+            db = self._connect(create=False)
+            if db is None:  # nothing recorded yet
+                return []
+            return db.execute(sql, params).fetchall()
+
+    def _connect(self, *, create: bool) -> sqlite3.Connection | None:
+        if self._db is not None:
+            return self._db
+        if not self.path.exists():
+            if not create:
+                return None
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                    raise sqlite3.DatabaseError("it holds other tables: not a trace file")
+                if not create:  # created by a writer that has not set it up yet
+                    db.close()
+                    return None
+                with _immediate(db):
+                    for statement in _SCHEMA:
+                        db.execute(statement)
+            if create:  # (WAL is a property of the file: the readers need not ask)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")  # durable across crashes of the process
+        except BaseException:
+            db.close()
+            raise
+        self._db = db
+        return db
+
+
+@contextmanager
+def _immediate(db: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction that takes the lock at once, so two writers of one trace queue up
+    instead of both reading the same last turn."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+# --- rows ----------------------------------------------------------------------------------
+
+
+def token_counts(usage: Usage | None) -> tuple[int | None, int | None]:
+    """(input, output) tokens: cached + prompt and thoughts + response; None when unknown."""
+    if usage is None:
+        return None, None
+    return (
+        _known_sum(usage.get("cached_tokens"), usage.get("prompt_tokens")),
+        _known_sum(usage.get("thoughts_tokens"), usage.get("response_tokens")),
+    )
+
+
+def _known_sum(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    raise TypeError(f"cannot serialize {type(value).__name__}")
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value, default=_default)
+
+
+def _request_hashes(request: bytes, prefix_len: int) -> tuple[bytes | None, bytes]:
+    """The hashes of `request[:prefix_len]` (None when that is not a whole number of messages)
+    and of all of `request`, in one pass over it."""
+    view = memoryview(request)
+    at_boundary = 1 < prefix_len <= len(request) and request[prefix_len : prefix_len + 1] in (
+        b",",
+        b"",
+    )
+    if not at_boundary:  # "[" alone (an empty request) or a cut inside a message
+        return None, hashlib.sha256(view).digest()
+    running = hashlib.sha256(view[:prefix_len])
+    prefix = running.digest()
+    running.update(view[prefix_len:])
+    return prefix, running.digest()
+
+
+def _body(turn: TraceTurn) -> dict[str, Any]:
+    return {
+        "client_type": turn.client_type,
+        "provider": turn.provider,
+        "config": turn.config,
+        "items": turn.items,
+        "open_item": turn.open_item,
+        "usage": turn.usage,
+        "finish_reason": turn.finish_reason,
+        "raw_finish_reason": turn.raw_finish_reason,
+        "reason": turn.reason,
+        "response_id": turn.response_id,
+        "response_model": turn.response_model,
+        "timings": turn.timings,
+        "item_timings": turn.item_timings,
+        "diagnostics": turn.diagnostics,
+    }
+
+
+def search_text(turn: TraceTurn, messages: list[Message]) -> str:
+    """The words a search may find in a turn: its new messages, its items, its models."""
+    parts = [turn.model, turn.response_model or ""]
+    for message in messages:
+        parts.extend(_item_text(item) for item in message["content_items"])
+    parts.extend(_item_text(item) for item in turn.items)
+    if turn.open_item is not None:
+        parts.append(_item_text(turn.open_item))
+    return "\n".join(part for part in parts if part).lower()[:MAX_SEARCH_TEXT]
+
+
+def _item_text(item: EventItem) -> str:
+    fields: Mapping[str, Any] = item
+    kind = fields["type"]
+    if kind.startswith("tool_call."):
+        arguments = fields.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = orjson.dumps(arguments).decode()
+        return f"{fields.get('name', '')} {arguments}"
+    for key in ("text", "thinking", "image_url"):
+        if isinstance(fields.get(key), str):
+            return str(fields[key])[:MAX_SEARCH_TEXT]
+    return ""
+
+
+_BINARY_KINDS = ("inline_data.", "inline_thinking.")
+
+
+def _decode_binary(items_or_messages: Any) -> Any:
+    """Base64 `data` of inline items back to bytes, in messages or in an item list."""
+    for entry in items_or_messages:
+        if "content_items" in entry:
+            _decode_binary(entry["content_items"])
+        elif str(entry.get("type", "")).startswith(_BINARY_KINDS) and isinstance(
+            entry.get("data"), str
+        ):
+            entry["data"] = base64.b64decode(entry["data"])
+    return items_or_messages
+
+
+def _turn_from(record: dict[str, Any], messages: list[Message]) -> TraceTurn:
+    items: list[DoneItem] = _decode_binary(record["items"])
+    open_item = record["open_item"]
+    if open_item is not None:
+        _decode_binary([open_item])
+    return TraceTurn(
+        trace_id=record["trace_id"],
+        source=record["source"],
+        model=record["model"],
+        client_type=record["client_type"],
+        provider=record["provider"],
+        config=record["config"],
+        messages=messages,
+        items=items,
+        open_item=open_item,
+        usage=record["usage"],
+        finish_reason=record["finish_reason"],
+        raw_finish_reason=record["raw_finish_reason"],
+        status=record["status"],
+        reason=record["reason"],
+        response_id=record["response_id"],
+        response_model=record["response_model"],
+        timings=record["timings"],
+        item_timings=record["item_timings"],
+        created_at=record["created_at"],
+        diagnostics=record["diagnostics"],
+        turn=record["turn"],
+    )
+
+
+__all__ = ["TraceStore", "TraceSummary", "default_path", "token_counts"]

@@ -1,0 +1,117 @@
+"""The trace viewer: a Starlette app serving one static page and a read-only JSON API.
+
+    GET /                      the page (static/index.html, app.js, style.css: no build step)
+    GET /api/traces?q=&model=&limit=&offset=   traces, newest first, filtered
+    GET /api/trace?id=TRACE_ID                 one trace's turns in order
+
+It only reads the trace file and never fetches a URL: http(s) images in a trace are loaded by the
+browser, and only when the person clicks them. Requests must name a loopback host (or the host it
+was started on), so a web page elsewhere cannot read traces through DNS rebinding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib.resources import files
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..store import TraceStore
+
+MAX_QUERY = 200  # characters of a search
+MAX_LIMIT = 500  # traces in one listing
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+_STATIC = {
+    "index.html": "text/html; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "style.css": "text/css; charset=utf-8",
+}
+_SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        b"img-src 'self' data: http: https:; media-src data:; base-uri 'none'; "
+        b"form-action 'none'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+]
+
+
+def create_app(store: TraceStore, *, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> ASGIApp:
+    """The viewer over `store`; requests for any host but `allowed_hosts` get a 400."""
+    folder = files(__package__) / "static"
+    static = {name: folder.joinpath(name).read_bytes() for name in _STATIC}
+
+    def page(request: Request) -> Response:
+        name = request.path_params.get("name", "index.html")
+        if name not in static:
+            return _json({"error": {"type": "not_found", "message": "no such file"}}, 404)
+        return Response(static[name], media_type=_STATIC[name])
+
+    def traces(request: Request) -> Response:
+        params = request.query_params
+        text = params.get("q", "").strip()[:MAX_QUERY] or None
+        model = params.get("model", "").strip()[:MAX_QUERY] or None
+        limit = min(_int(params.get("limit"), 100), MAX_LIMIT)
+        offset = _int(params.get("offset"), 0)
+        found = store.list_traces(text=text, model=model, limit=limit, offset=offset)
+        return _json({"db": str(store.path), "traces": [s.to_json() for s in found]})
+
+    def trace(request: Request) -> Response:
+        trace_id = request.query_params.get("id", "")
+        turns = store.trace_records(trace_id) if trace_id else []
+        if not turns:
+            message = f"no trace {trace_id!r} in {store.path}"
+            return _json({"error": {"type": "not_found", "message": message}}, 404)
+        return _json({"trace_id": trace_id, "turns": turns})
+
+    routes = [
+        Route("/", page),
+        Route("/static/{name}", page),
+        Route("/api/traces", traces),
+        Route("/api/trace", trace),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
+    )
+    return _with_security_headers(app)
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(value), status_code=status, media_type="application/json")
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return max(0, int(value)) if value else default
+    except ValueError:
+        return default
+
+
+def _with_security_headers(app: ASGIApp) -> ASGIApp:
+    """Every response says: scripts and styles from here only, no framing, no sniffing."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message["headers"], *_SECURITY_HEADERS]}
+            await send(message)
+
+        await app(scope, receive, send_with_headers)
+
+    return wrapped
+
+
+__all__ = ["create_app"]

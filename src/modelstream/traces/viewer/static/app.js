@@ -1,0 +1,394 @@
+// The trace viewer page. Vanilla JS, no build step. Every piece of text from a trace goes into
+// the page through textContent or an attribute, never as HTML. http(s) images are loaded by the
+// browser only when the person clicks them; data: images are shown at once.
+"use strict";
+
+const $ = (selector) => document.querySelector(selector);
+const numberFormat = new Intl.NumberFormat("en-US");
+
+// el("div", {className: "x", title: "..."}, child, "text", ...): strings become text nodes.
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null) continue;
+    if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key in node && key !== "role") node[key] = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function formatTokens(n) {
+  return n === null || n === undefined ? "unknown" : numberFormat.format(n);
+}
+
+function formatMs(ms) {
+  if (ms === null || ms === undefined) return "–";
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
+}
+
+function formatTime(unixMs) {
+  return new Date(unixMs).toLocaleString();
+}
+
+function sum(a, b) {
+  return a === null && b === null ? null : (a || 0) + (b || 0);
+}
+
+// --- the list ----------------------------------------------------------------------------
+
+let listRequest = 0;
+
+async function loadTraces() {
+  const params = new URLSearchParams();
+  const q = $("#q").value.trim();
+  const model = $("#model").value.trim();
+  if (q) params.set("q", q);
+  if (model) params.set("model", model);
+  const request = ++listRequest;
+  const response = await fetch(`/api/traces?${params}`);
+  const data = await response.json();
+  if (request !== listRequest) return; // a newer search is on its way
+  $("#db").textContent = data.db;
+  const list = $("#traces");
+  list.replaceChildren(...data.traces.map(traceEntry));
+  const filtered = q || model;
+  $("#list-status").textContent = data.traces.length
+    ? `${data.traces.length} trace${data.traces.length === 1 ? "" : "s"}${filtered ? " found" : ""}`
+    : filtered ? "No trace matches." : "No traces recorded yet.";
+  markCurrent();
+}
+
+function traceEntry(trace) {
+  const turns = `${trace.turns} turn${trace.turns === 1 ? "" : "s"}`;
+  const button = el(
+    "button",
+    { type: "button", className: "trace-link", dataset: { traceId: trace.trace_id } },
+    el("div", { className: "id mono" }, trace.trace_id),
+    el("div", { className: "meta" }, `${turns} · ${trace.models.join(", ")}`),
+    el(
+      "div",
+      { className: "meta" },
+      el("span", { className: `badge ${trace.last_status}` }, trace.last_status),
+      ` ${formatTokens(trace.total_tokens)} tokens · ${formatTime(trace.updated_at)}`,
+    ),
+  );
+  button.addEventListener("click", () => {
+    location.hash = `trace=${encodeURIComponent(trace.trace_id)}`;
+  });
+  return el("li", {}, button);
+}
+
+function currentTraceId() {
+  const match = /^#trace=(.*)$/.exec(location.hash);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+function markCurrent() {
+  const id = currentTraceId();
+  for (const button of document.querySelectorAll(".trace-link")) {
+    button.setAttribute("aria-current", String(button.dataset.traceId === id));
+  }
+}
+
+// --- one trace ---------------------------------------------------------------------------
+
+async function loadTrace(id) {
+  const panel = $("#trace");
+  if (id === null) {
+    panel.replaceChildren(el("p", { className: "muted" }, "Pick a trace on the left."));
+    return;
+  }
+  const response = await fetch(`/api/trace?id=${encodeURIComponent(id)}`);
+  const data = await response.json();
+  if (id !== currentTraceId()) return;
+  if (!response.ok) {
+    panel.replaceChildren(el("p", { className: "reason" }, data.error.message));
+    return;
+  }
+  panel.replaceChildren(...renderTrace(data));
+}
+
+function renderTrace(data) {
+  const turns = data.turns;
+  const calls = new Map(); // tool_call_id -> {name, turn}
+  const results = new Map(); // tool_call_id -> {item, turn}
+  for (const turn of turns) {
+    for (const item of turn.items) {
+      if (item.type === "tool_call.done") calls.set(item.tool_call_id, { name: item.name, turn: turn.turn });
+    }
+    for (const message of turn.messages) {
+      for (const item of message.content_items) {
+        if (item.type === "tool_result.done") results.set(item.tool_call_id, { item, turn: turn.turn });
+      }
+    }
+  }
+  let input = 0;
+  let output = 0;
+  const models = [];
+  for (const turn of turns) {
+    const [i, o] = usageTotals(turn.usage);
+    input += i || 0;
+    output += o || 0;
+    if (!models.includes(turn.model)) models.push(turn.model);
+  }
+  const head = el(
+    "div",
+    { className: "trace-head" },
+    el("h2", { className: "mono" }, data.trace_id),
+    el(
+      "div",
+      { className: "meta" },
+      `${turns.length} turn${turns.length === 1 ? "" : "s"} · ${models.join(", ")} · ` +
+        `${formatTokens(input)} input + ${formatTokens(output)} output tokens · ` +
+        `started ${formatTime(turns[0].created_at)}`,
+    ),
+  );
+  return [head, ...turns.map((turn) => renderTurn(turn, calls, results))];
+}
+
+function usageTotals(usage) {
+  if (!usage) return [null, null];
+  return [sum(usage.cached_tokens, usage.prompt_tokens), sum(usage.thoughts_tokens, usage.response_tokens)];
+}
+
+function renderTurn(turn, calls, results) {
+  const finish = turn.finish_reason
+    ? `finish: ${turn.finish_reason}${turn.raw_finish_reason && turn.raw_finish_reason !== turn.finish_reason ? ` (${turn.raw_finish_reason})` : ""}`
+    : null;
+  const model = turn.response_model && turn.response_model !== turn.model
+    ? `${turn.model} → ${turn.response_model}` : turn.model;
+  const article = el(
+    "article",
+    { className: "turn", id: `turn-${turn.turn}`, dataset: { turn: turn.turn } },
+    el(
+      "div",
+      { className: "turn-head" },
+      el("h3", {}, `Turn ${turn.turn}`),
+      el("span", { className: "mono" }, model),
+      el("span", { className: `badge ${turn.status}` }, turn.status),
+      finish && el("span", { className: "muted" }, finish),
+      el("span", { className: "muted" }, `${turn.source} · ${turn.client_type} · ${formatTime(turn.created_at)}`),
+    ),
+  );
+  if (turn.reason) article.append(el("p", { className: "reason" }, turn.reason));
+
+  if (turn.config && turn.config.system_prompt) {
+    article.append(
+      el("details", { className: "folded system-prompt" }, el("summary", {}, "System prompt"),
+        el("div", { className: "text" }, turn.config.system_prompt)),
+    );
+  }
+  const request = turn.messages;
+  if (request.length) {
+    const plural = (n) => `${n} message${n === 1 ? "" : "s"}`;
+    const title = turn.context_turn
+      ? `Request · ${request.length} new (${plural(turn.history_len)} in all)`
+      : `Request · ${plural(request.length)}`;
+    article.append(el("div", { className: "section-title" }, title));
+    for (const message of request) article.append(renderMessage(message, calls));
+  }
+
+  article.append(el("div", { className: "section-title" }, "Response"));
+  const response = el("div", { className: "response" });
+  for (const item of turn.items) response.append(renderItem(item, { calls, results }));
+  if (turn.open_item) response.append(renderItem(turn.open_item, { calls, results, open: true }));
+  if (!turn.items.length && !turn.open_item) response.append(el("p", { className: "muted" }, "(nothing)"));
+  article.append(response);
+
+  article.append(renderFacts(turn), renderTimeline(turn));
+  article.append(
+    el("details", { className: "config" }, el("summary", {}, "Config and details"),
+      el("pre", {}, JSON.stringify({
+        config: turn.config, provider: turn.provider, response_id: turn.response_id,
+        timings: turn.timings, diagnostics: turn.diagnostics,
+      }, null, 2))),
+  );
+  return article;
+}
+
+function renderMessage(message, calls) {
+  const box = el("div", { className: `message ${message.role}` });
+  if (message.role === "assistant") {
+    // An assistant message in a request is an earlier answer sent back: folded.
+    const details = el("details", { className: "folded" },
+      el("summary", {}, `Assistant message sent back (${message.content_items.length} item${message.content_items.length === 1 ? "" : "s"})`));
+    for (const item of message.content_items) details.append(renderItem(item, { calls, results: new Map() }));
+    box.append(details);
+    return box;
+  }
+  box.append(el("div", { className: "role" }, message.role));
+  for (const item of message.content_items) box.append(renderItem(item, { calls, results: new Map() }));
+  return box;
+}
+
+function renderItem(item, context) {
+  const kind = item.type.replace(/\.(done|delta)$/, "");
+  const open = context.open ? " open-item" : "";
+  const unfinished = context.open ? " (unfinished)" : "";
+  switch (kind) {
+    case "text":
+      return el("div", { className: `item text${open}` }, item.text, unfinished && el("span", { className: "muted" }, unfinished));
+    case "thinking":
+      return el(
+        "details",
+        { className: `item thinking${open}` },
+        el("summary", {}, `Thinking · ${numberFormat.format(item.thinking.length)} characters${unfinished}`),
+        el("div", { className: "text" }, item.thinking),
+      );
+    case "tool_call": {
+      const args = typeof item.arguments === "string" ? item.arguments : JSON.stringify(item.arguments, null, 2);
+      const box = el(
+        "div",
+        { className: `item tool-call${open}`, dataset: { toolCallId: item.tool_call_id } },
+        el("div", {}, "Tool call ", el("span", { className: "name mono" }, item.name),
+          el("span", { className: "muted mono" }, `  ${item.tool_call_id}${unfinished}`)),
+        el("pre", {}, args),
+      );
+      const result = context.results.get(item.tool_call_id);
+      if (result) box.append(renderToolResult(result.item, context.calls, `Result (sent in turn ${result.turn})`));
+      return box;
+    }
+    case "tool_result":
+      return renderToolResult(item, context.calls, null);
+    case "image_url":
+      return el("div", { className: "item image" }, imageNode(item.image_url));
+    case "inline_data":
+    case "inline_thinking":
+      return el("div", { className: `item image${open}` }, inlineNode(item));
+    case "embedding":
+      return el("div", { className: "item muted" }, `Embedding · ${item.embedding.length} dimensions`);
+    default:
+      return el("pre", { className: "item" }, JSON.stringify(item, null, 2));
+  }
+}
+
+function renderToolResult(item, calls, label) {
+  const call = calls.get(item.tool_call_id);
+  const title = label || `Tool result${call ? ` of ${call.name}` : ""}`;
+  const box = el(
+    "div",
+    { className: "tool-result", dataset: { toolCallId: item.tool_call_id } },
+    el("div", { className: "label" }, `${title} · ${item.tool_call_id}`),
+    el("div", { className: "text" }, item.text),
+  );
+  for (const url of item.images || []) box.append(el("div", { className: "image" }, imageNode(url)));
+  return box;
+}
+
+const DATA_IMAGE = /^data:image\/[a-z0-9.+-]+[;,]/i;
+const WEB_URL = /^https?:\/\//i;
+
+function imageNode(url) {
+  if (DATA_IMAGE.test(url)) return el("img", { src: url, alt: "image from the trace" });
+  if (WEB_URL.test(url)) {
+    let host = url;
+    try { host = new URL(url).host; } catch (error) { /* shown as given */ }
+    const button = el("button", { type: "button", className: "load-image", title: url }, `Show image from ${host}`);
+    button.addEventListener("click", () => {
+      button.replaceWith(el("img", { src: url, alt: url, referrerPolicy: "no-referrer" }));
+    });
+    return button;
+  }
+  return el("span", { className: "muted" }, `(image URL not shown: ${url.slice(0, 80)})`);
+}
+
+function inlineNode(item) {
+  const mime = /^[a-z]+\/[a-z0-9.+-]+$/i.test(item.mime_type || "") ? item.mime_type : "application/octet-stream";
+  const url = `data:${mime};base64,${item.data}`;
+  if (mime.startsWith("image/")) return el("img", { src: url, alt: `${item.type} ${mime}` });
+  if (mime.startsWith("audio/")) return el("audio", { controls: true, src: url });
+  return el("span", { className: "muted" }, `${item.type}: ${mime}, ${numberFormat.format(Math.floor((item.data.length * 3) / 4))} bytes`);
+}
+
+function renderFacts(turn) {
+  const usage = turn.usage;
+  const [input, output] = usageTotals(usage);
+  const timings = turn.timings || {};
+  const fact = (label, value, title) => el("span", { className: "fact", title }, `${label} `, el("b", {}, value));
+  const facts = el("div", { className: "facts usage" });
+  if (usage) {
+    facts.append(
+      fact("Input", formatTokens(input), `cached ${formatTokens(usage.cached_tokens)} + prompt ${formatTokens(usage.prompt_tokens)}`),
+      fact("cached", formatTokens(usage.cached_tokens)),
+      fact("Output", formatTokens(output), `thoughts ${formatTokens(usage.thoughts_tokens)} + response ${formatTokens(usage.response_tokens)}`),
+      fact("thoughts", formatTokens(usage.thoughts_tokens)),
+    );
+  } else {
+    facts.append(fact("Usage", "unknown"));
+  }
+  facts.append(
+    fact("TTFB", formatMs(timings.ttfb_ms), "time to the response headers"),
+    fact("first event", formatMs(timings.ttfe_ms)),
+    fact("total", formatMs(timings.total_ms)),
+  );
+  return facts;
+}
+
+function renderTimeline(turn) {
+  const timings = turn.timings || {};
+  const spans = turn.item_timings || [];
+  let total = timings.total_ms || 0;
+  for (const span of spans) total = Math.max(total, span.end_ms || span.start_ms);
+  const box = el("div", { className: "timeline", "aria-label": "Stream timeline" });
+  if (!spans.length || total <= 0) return box;
+  const percent = (ms) => `${Math.min(100, (100 * ms) / total).toFixed(2)}%`;
+  const markers = (track) => {
+    for (const [key, className] of [["ttfb_ms", "ttfb"], ["ttfe_ms", "ttfe"]]) {
+      if (typeof timings[key] === "number") {
+        const marker = el("div", { className: `marker ${className}`, title: `${className}: ${formatMs(timings[key])}` });
+        marker.style.left = percent(timings[key]);
+        track.append(marker);
+      }
+    }
+  };
+  spans.forEach((span, index) => {
+    const end = span.end_ms === null ? total : span.end_ms;
+    const bar = el("div", {
+      className: `bar ${span.type}${span.end_ms === null ? " open" : ""}`,
+      title: `${span.type}: ${formatMs(span.start_ms)} → ${span.end_ms === null ? "never finished" : formatMs(span.end_ms)}`,
+      dataset: { start: span.start_ms, end: end },
+    });
+    bar.style.left = percent(span.start_ms);
+    bar.style.width = percent(Math.max(0, end - span.start_ms));
+    const track = el("div", { className: "track" }, bar);
+    if (index === 0) markers(track);
+    box.append(el("div", { className: "row" }, el("div", { className: "label" }, span.type.replace("_", " ")), track));
+  });
+  box.append(el("div", { className: "scale" }, el("span", {}, "0"), el("span", {}, formatMs(total))));
+  return box;
+}
+
+// --- wiring ------------------------------------------------------------------------------
+
+function debounce(fn, ms) {
+  let timer = null;
+  return () => {
+    clearTimeout(timer);
+    timer = setTimeout(fn, ms);
+  };
+}
+
+function showError(error) {
+  $("#list-status").textContent = `Could not reach the viewer: ${error.message}`;
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const search = debounce(() => loadTraces().catch(showError), 150);
+  $("#q").addEventListener("input", search);
+  $("#model").addEventListener("input", search);
+  $("#search").addEventListener("submit", (event) => {
+    event.preventDefault();
+    loadTraces().catch(showError);
+  });
+  window.addEventListener("hashchange", () => {
+    markCurrent();
+    loadTrace(currentTraceId()).catch(showError);
+  });
+  loadTraces().catch(showError);
+  loadTrace(currentTraceId()).catch(showError);
+});

@@ -1,0 +1,305 @@
+"""The trace viewer, as a person uses it: `python -m modelstream.traces serve` on an ephemeral
+loopback port over traces recorded through the clients, its JSON API over real HTTP, and the
+page in headless Chromium (Debian's `chromium`, driven by Playwright; a screenshot is saved)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from test_traces_support import (
+    BROKEN_TRACE,
+    IMAGE_TRACE,
+    SCRIPT_TEXT,
+    SCRIPT_TRACE,
+    WEATHER_QUESTION,
+    WEATHER_THINKING,
+    WEATHER_TRACE,
+    missing,
+    png_data_url,
+    record_demo_traces,
+)
+
+pytest_plugins = ["test_traces_support"]
+
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@dataclass
+class Viewer:
+    url: str
+    db: Path
+    facts: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
+    db = tmp_path_factory.mktemp("viewer") / "traces.sqlite3"
+    facts = record_demo_traces(db)
+    command = [sys.executable, "-m", "modelstream.traces", "serve", "--db", str(db), "--port", "0"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy()
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()  # "Trace viewer at http://127.0.0.1:PORT/ reading ..."
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        if found is None:
+            process.kill()
+            _, errors = process.communicate(timeout=10)
+            pytest.fail(f"the viewer did not start: {line!r} {errors}")
+        yield Viewer(found.group(0), db, facts)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+# --- the JSON API --------------------------------------------------------------------------
+
+
+def test_the_api_lists_the_recorded_traces_newest_first(viewer: Viewer) -> None:
+    body = httpx.get(viewer.url + "api/traces").json()
+    assert body["db"] == str(viewer.db)
+    assert [t["trace_id"] for t in body["traces"]] == [
+        SCRIPT_TRACE,
+        BROKEN_TRACE,
+        IMAGE_TRACE,
+        WEATHER_TRACE,
+    ]
+    weather = body["traces"][-1]
+    assert (weather["turns"], weather["models"], weather["last_status"]) == (
+        2,
+        ["claude-sonnet-4-5"],
+        "final",
+    )
+
+
+def test_the_api_searches_ids_texts_and_models(viewer: Viewer) -> None:
+    def found(**params: str) -> list[str]:
+        traces = httpx.get(viewer.url + "api/traces", params=params).json()["traces"]
+        return [t["trace_id"] for t in traces]
+
+    assert found(q="LISBON") == [WEATHER_TRACE]
+    assert found(q="get_weather") == [WEATHER_TRACE]
+    assert found(q="vision") == [IMAGE_TRACE]
+    assert found(model="gemini") == [BROKEN_TRACE]
+    assert found(q="no such words anywhere") == []
+
+
+def test_the_api_gives_a_trace_turn_by_turn_and_404_for_an_unknown_id(viewer: Viewer) -> None:
+    trace = httpx.get(viewer.url + "api/trace", params={"id": WEATHER_TRACE}).json()
+    assert [t["turn"] for t in trace["turns"]] == [1, 2]
+    assert trace["turns"][0]["messages"][0]["content_items"][0]["text"] == WEATHER_QUESTION
+    assert trace["turns"][1]["context_turn"] == 1
+
+    missing_trace = httpx.get(viewer.url + "api/trace", params={"id": "../../etc/passwd"})
+    assert missing_trace.status_code == 404
+    assert missing_trace.json()["error"]["type"] == "not_found"
+
+
+def test_a_request_naming_another_host_is_refused(viewer: Viewer) -> None:
+    """A page elsewhere that rebinds its DNS name to 127.0.0.1 still sends its own Host."""
+    response = httpx.get(viewer.url + "api/traces", headers={"host": "evil.example"})
+    assert response.status_code == 400
+    assert "traces" not in response.text
+
+
+def test_every_response_forbids_scripts_and_frames_from_elsewhere(viewer: Viewer) -> None:
+    for path in ("", "static/app.js", "api/traces"):
+        headers = httpx.get(viewer.url + path).headers
+        policy = headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+        assert headers["x-content-type-options"] == "nosniff"
+    assert httpx.get(viewer.url + "static/../store.py").status_code == 404
+
+
+def test_the_page_loads_nothing_from_elsewhere_and_never_writes_html() -> None:
+    static = files("modelstream.traces.viewer") / "static"
+    html = static.joinpath("index.html").read_text()
+    script = static.joinpath("app.js").read_text()
+    assert re.findall(r'(?:src|href)="([^"]*)"', html) == [
+        "data:,",  # an empty icon, so the browser asks for no favicon
+        "/static/style.css",
+        "/static/app.js",
+        "#",
+    ]
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+        assert sink not in script
+
+
+# --- the page in a browser -----------------------------------------------------------------
+
+
+def chromium_path() -> str:
+    for candidate in ("chromium", "chromium-browser"):
+        path = shutil.which(candidate)
+        if path:
+            return path
+    missing("no chromium browser found (apt-get install -y chromium)")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = chromium_path()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=BROWSER_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page that fails the test on any script error or any request off the viewer."""
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    yield page
+    page.close()
+
+
+def test_a_person_searches_opens_a_trace_and_reads_it_turn_by_turn(
+    viewer: Viewer, page: Any, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(viewer.url)
+    links = page.locator(".trace-link")
+    expect(links).to_have_count(4)
+
+    page.fill("#q", "lisbon")
+    expect(links).to_have_count(1)
+    expect(page.locator("#list-status")).to_have_text("1 trace found")
+    expect(links.first).to_contain_text(WEATHER_TRACE)
+    expect(links.first).to_contain_text("2 turns")
+    links.first.click()
+
+    turns = page.locator("article.turn")
+    expect(turns).to_have_count(2)
+    first, second = turns.nth(0), turns.nth(1)
+    expect(page.locator(".trace-head h2")).to_have_text(WEATHER_TRACE)
+    expect(first.get_by_text(WEATHER_QUESTION)).to_be_visible()
+
+    # Thinking is folded: its text shows only once the person opens it.
+    thinking = first.locator("details.thinking")
+    expect(thinking).to_have_count(1)
+    expect(thinking.get_by_text(WEATHER_THINKING)).to_be_hidden()
+    thinking.locator("summary").click()
+    expect(thinking.get_by_text(WEATHER_THINKING)).to_be_visible()
+
+    # The tool call with its name, its arguments and the result the next turn sent back.
+    call = first.locator(".tool-call")
+    expect(call.locator(".name")).to_have_text("get_weather")
+    expect(call).to_contain_text('"city": "Lisbon"')
+    expect(call.locator(".tool-result")).to_contain_text('"sky":"sunny"')
+    expect(second.locator(".tool-result")).to_contain_text("Tool result of get_weather")
+    expect(second.get_by_text("It is 21 °C and sunny in Lisbon.")).to_be_visible()
+
+    # Usage of each turn: 1,024 cached + 312 prompt in; Anthropic counts thinking as output.
+    expect(first.locator(".facts")).to_contain_text("Input 1,336")
+    expect(first.locator(".facts")).to_contain_text("cached 1,024")
+    expect(first.locator(".facts")).to_contain_text("Output 85")
+    expect(second.locator(".facts")).to_contain_text("Input 1,444")
+
+    # The timeline: one bar per item, in stream order, each with a width.
+    bars = first.locator(".timeline .bar")
+    expect(bars).to_have_count(3)
+    boxes = bars.evaluate_all(
+        "bars => bars.map(b => [b.className, b.getBoundingClientRect().left, "
+        "b.getBoundingClientRect().width])"
+    )
+    assert [box[0] for box in boxes] == ["bar thinking", "bar text", "bar tool_call"]
+    assert all(width > 0 for _, _, width in boxes)
+    assert boxes[0][1] < boxes[1][1] < boxes[2][1]
+
+    screenshot = tmp_path / "trace-viewer.png"
+    page.screenshot(path=str(screenshot), full_page=True)
+    print(f"\nscreenshot: {screenshot}")
+    assert page.errors == []
+
+
+def test_images_show_at_once_from_data_urls_and_from_the_web_only_on_a_click(
+    viewer: Viewer, page: Any, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    fetched: list[str] = []
+    pixel = base64.b64decode(png_data_url(rgb=(220, 60, 60)).split(",", 1)[1])
+
+    def remote_image(route: Any) -> None:  # stands in for the web: nothing leaves the machine
+        fetched.append(route.request.url)
+        route.fulfill(status=200, content_type="image/png", body=pixel)
+
+    page.route("https://images.example/**", remote_image)
+    page.goto(f"{viewer.url}#trace={quote(IMAGE_TRACE)}")
+    turn = page.locator("article.turn")
+    expect(turn).to_have_count(1)
+
+    inline = turn.locator("img").first
+    expect(inline).to_have_attribute("src", viewer.facts["image"])
+    assert inline.evaluate("img => img.complete && img.naturalWidth") == 24
+
+    button = turn.get_by_role("button", name="Show image from images.example")
+    expect(button).to_be_visible()
+    assert fetched == []
+    button.click()
+    remote = turn.locator('img[src="https://images.example/cat.png"]')
+    expect(remote).to_be_visible()
+    assert fetched == ["https://images.example/cat.png"]
+
+    screenshot = tmp_path / "trace-viewer-images.png"
+    page.screenshot(path=str(screenshot), full_page=True)
+    print(f"\nscreenshot: {screenshot}")
+    assert page.errors == []
+
+
+def test_markup_in_a_trace_is_shown_as_text_and_never_runs(viewer: Viewer, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{viewer.url}#trace={quote(SCRIPT_TRACE)}")
+    expect(page.locator(".trace-head h2")).to_have_text(SCRIPT_TRACE)
+    expect(page.locator("article.turn .message.user")).to_contain_text(SCRIPT_TEXT)
+    expect(page.locator('img[src="x"]')).to_have_count(0)
+    assert page.title() == "modelstream traces"
+    assert page.errors == []
+
+
+def test_a_cut_off_turn_shows_its_status_reason_and_unfinished_item(
+    viewer: Viewer, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(viewer.url)
+    page.fill("#model", "gemini")
+    expect(page.locator(".trace-link")).to_have_count(1)
+    page.locator(".trace-link").click()
+    turn = page.locator("article.turn")
+    expect(turn.locator(".badge.incomplete")).to_have_text("incomplete")
+    expect(turn.locator(".reason")).to_contain_text("no finish reason")
+    expect(turn.locator(".open-item")).to_contain_text("(unfinished)")
+    expect(turn.locator(".timeline .bar.open")).to_have_count(1)
+    assert page.errors == []
