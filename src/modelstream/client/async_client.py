@@ -167,8 +167,8 @@ class AsyncEventStream:
         status = self.result.status if self.result else "open"
         return f"<AsyncEventStream {self._call.model!r} via {self._call.protocol}: {status}>"
 
-    def __aiter__(self) -> Self:
-        return self
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._events  # the generator itself: `async for` skips a wrapper per event
 
     async def __anext__(self) -> Event:
         return await self._events.__anext__()

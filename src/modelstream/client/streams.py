@@ -112,7 +112,8 @@ class StreamCall:
         """The events `chunk` completed; the shell yields them at once, so from here on the
         call is never retried."""
         events = self.decoder.feed(chunk, int(self._wall() * 1000))
-        if events:
+        # per chunk, only the first events, a trace or the stop need bookkeeping
+        if events and (not self.delivered or self._trace is not None or self.decoder.stopped):
             self._delivering(events)
         return events
 
