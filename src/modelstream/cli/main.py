@@ -17,6 +17,7 @@ from .. import __version__
 from ..errors import StreamError
 from ..providers import PROTOCOLS
 from ..stream import StreamDecoder
+from ..server import command as serve_command
 from ..traces import command as traces_command
 from . import chat, demo
 from .check import EventFileViolation, check_lines
@@ -77,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=run_check)
     chat.add_command(commands)
     demo.add_command(commands)
+    serve_command.add_parser(commands)
     traces_command.add_parser(commands)
     return parser
 

@@ -1,0 +1,180 @@
+"""The HTTP shell: Starlette routes over `StreamRelay`. Every decision lives in the modules
+beside it; this file checks, in order, key → body size → JSON → model → messages/config →
+capacity, and turns a refusal into its status and `{"error": {...}}` body.
+
+    POST /v1/stream                    a new stream (SPEC §7), `X-Response-Id` header
+    GET  /v1/streams/{response_id}     resume: `Last-Event-ID: <response_id>:<seq>` or ?after=
+    GET  /v1/models                    served model ids, OpenAI list shape
+    GET  /healthz                      liveness, no key needed
+    GET  /metrics                      Prometheus text, no key needed
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..errors import ModelstreamError
+from ..jsonwire import error_object
+from . import wire
+from .auth import BearerKeys
+from .config import ServerSettings
+from .errors import Refusal, invalid_request, not_found, unauthorized
+from .limits import read_body
+from .metrics import CONTENT_TYPE, ServerMetrics
+from .stores import MemoryStore, StreamStore
+from .streams import StreamRelay
+
+log = logging.getLogger("modelstream.server")
+
+_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+def create_app(settings: ServerSettings, *, store: StreamStore | None = None) -> Starlette:
+    """The server as an ASGI app; `store` defaults to a `MemoryStore` sized by the limits."""
+    if store is None:
+        store = MemoryStore(
+            max_events_per_stream=settings.limits.max_events_per_stream,
+            max_bytes=settings.limits.max_store_bytes,
+        )
+    metrics = ServerMetrics()
+    relay = StreamRelay(settings, store, metrics)
+    keys = BearerKeys(settings.keys)
+
+    def refused(route: str, refusal: Refusal) -> Response:
+        metrics.requests.inc(route, refusal.outcome)
+        return JSONResponse(refusal.body(), refusal.status, headers=refusal.headers)
+
+    def check_key(request: Request) -> None:
+        if not keys.allows(request.headers.get("authorization")):
+            raise unauthorized()
+
+    async def post_stream(request: Request) -> Response:
+        try:
+            check_key(request)
+            body = await read_body(request, settings.limits.max_body_bytes)
+            try:
+                call = wire.parse_stream_request(body)
+                entry = settings.model(call.model)
+                if entry is None:
+                    raise not_found(
+                        f"the model {call.model!r} is not served here; GET /v1/models lists "
+                        "the models this server serves",
+                        outcome="unknown_model",
+                    )
+                response_id = await relay.start(entry, call)
+            except ModelstreamError as exc:  # messages or config the upstream cannot take
+                raise _bad_input(exc) from None
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                # an encoder met a shape it does not expect: still the request's fault
+                raise invalid_request(
+                    "the messages or config have an unexpected shape "
+                    f"({type(exc).__name__}: {exc}); see docs/protocol.md for the message format"
+                ) from None
+        except Refusal as refusal:
+            return refused("stream", refusal)
+        return StreamingResponse(
+            relay.sse(response_id, 0),
+            media_type=wire.EVENT_STREAM,
+            headers={**_SSE_HEADERS, wire.RESPONSE_ID_HEADER: response_id},
+        )
+
+    async def resume_stream(request: Request) -> Response:
+        response_id = request.path_params["response_id"]
+        try:
+            check_key(request)
+            after = wire.parse_resume_point(
+                response_id, request.headers.get("last-event-id"), request.query_params.get("after")
+            )
+            if not wire.is_response_id(response_id) or not await store.exists(response_id):
+                raise not_found(
+                    f"no stream {response_id!r}: it never existed, or it finished more than "
+                    f"{settings.retain_seconds:g} s ago (retain_seconds)"
+                )
+        except Refusal as refusal:
+            return refused("resume", refusal)
+        metrics.requests.inc("resume", "resumed")
+        return StreamingResponse(
+            relay.sse(response_id, after),
+            media_type=wire.EVENT_STREAM,
+            headers={**_SSE_HEADERS, wire.RESPONSE_ID_HEADER: response_id},
+        )
+
+    async def list_models(request: Request) -> Response:
+        try:
+            check_key(request)
+        except Refusal as refusal:
+            return refused("models", refusal)
+        data = [
+            {"id": m.server_model_id, "object": "model", "owned_by": m.provider}
+            for m in settings.models
+        ]
+        return JSONResponse({"object": "list", "data": data})
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "streams_in_flight": relay.in_flight})
+
+    async def metrics_text(request: Request) -> Response:
+        return PlainTextResponse(metrics.render(), media_type=CONTENT_TYPE)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code in (404, 405):
+            refusal = not_found(
+                f"no route for {request.method} {request.url.path}; this server serves "
+                "POST /v1/stream, GET /v1/streams/{response_id}, GET /v1/models, GET /healthz "
+                "and GET /metrics"
+            )
+        else:
+            refusal = Refusal(exc.status_code, "HTTPError", str(exc.detail), outcome="http_error")
+        return JSONResponse(refusal.body(), refusal.status)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path)
+        body = {"error": {"type": "InternalServerError", "message": "the server failed"}}
+        return JSONResponse(body, 500)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        relay.open()
+        if keys.open:
+            log.warning(
+                "no keys configured: this server is OPEN, anyone who can reach it may stream "
+                'from its models on the upstream keys; set keys = ["$VAR", ...] to require one'
+            )
+        try:
+            yield
+        finally:
+            await relay.aclose()
+            await store.aclose()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/stream", post_stream, methods=["POST"]),
+            Route("/v1/streams/{response_id}", resume_stream, methods=["GET"]),
+            Route("/v1/models", list_models, methods=["GET"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics_text, methods=["GET"]),
+        ],
+        exception_handlers={HTTPException: http_error, Exception: server_error},
+        lifespan=lifespan,
+    )
+    app.state.relay = relay
+    app.state.metrics = metrics
+    app.state.store = store
+    return app
+
+
+def _bad_input(exc: ModelstreamError) -> Refusal:
+    """A 400 for messages or config the upstream cannot take, typed as the library's error."""
+    body: dict[str, Any] = error_object(exc)["error"]
+    error_type, message = body.pop("type"), body.pop("message")
+    return Refusal(400, error_type, message, outcome="invalid_request", fields=body)

@@ -1,0 +1,153 @@
+"""`modelstream serve --config FILE [--host H] [--port P]`: run the server with uvicorn.
+
+Exposes `add_parser(subparsers)` for the `modelstream` command and `run(args)`; `python -m
+modelstream.server` runs the same command on its own. Starlette and uvicorn are imported only
+when the server runs, so the rest of the CLI works without the `server` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Sequence
+from types import FrameType
+from typing import Any
+
+from ..cli.exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .config import ServerConfigError, ServerSettings, load_settings
+
+GRACEFUL_SHUTDOWN_SECONDS = 5
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add `serve` to the `modelstream` subcommands."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "serve",
+        help="serve configured models over HTTP as resumable streams",
+        description="Serve the models of a config file over HTTP (POST /v1/stream, resumable "
+        "with GET /v1/streams/{id}); see docs/server.md. Ctrl-C or SIGTERM stop it gracefully. "
+        "Exit status: 0 after a graceful shutdown, 2 bad config or usage.",
+    )
+    parser.add_argument(
+        "--config", required=True, metavar="FILE", help="the server config (.toml or .json)"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port to bind; 0 picks a free one (default 8000)"
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+        help="server log level (default info)",
+    )
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the config, bind, announce, serve until interrupted."""
+    try:
+        settings = load_settings(args.config)
+    except ServerConfigError as exc:
+        return _usage(str(exc))
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as exc:
+        return _usage(
+            f"the server needs the 'server' extra ({exc.name} is missing): "
+            "pip install 'modelstream[server]'"
+        )
+    try:
+        sock = _bind(args.host, args.port)
+    except OSError as exc:
+        return _usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    host, port = sock.getsockname()[:2]
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    _announce(settings, _url(host, port))
+    config = uvicorn.Config(
+        create_app(settings),
+        log_level=args.log_level,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        proxy_headers=False,
+    )
+    try:
+        _server_class()(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # a second Ctrl-C during the shutdown
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _server_class() -> type[Any]:
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn's server, except that a stop signal is not raised again after the graceful
+        shutdown (uvicorn does, to die by it): the exit status is then 0 whether the signal
+        was SIGINT or SIGTERM, and whatever disposition the process inherited for it."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True  # a second Ctrl-C: stop waiting for open streams
+            else:
+                self.should_exit = True
+
+    return GracefulServer
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)  # connections queue from now on, so the announced URL works at once
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _announce(settings: ServerSettings, url: str) -> None:
+    models = ", ".join(m.server_model_id for m in settings.models)
+    print(f"modelstream serve: listening on {url} (models: {models})", file=sys.stderr)
+    if settings.open:
+        print(
+            "modelstream serve: WARNING: no keys configured, this server is OPEN: anyone who can "
+            f"reach {url} may stream from its models on your upstream keys. Set "
+            'keys = ["$VAR"] in the config to require a bearer key.',
+            file=sys.stderr,
+        )
+    else:
+        names = ", ".join(settings.key_envs)
+        print(f"modelstream serve: clients must send a bearer key ({names})", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _usage(message: str) -> int:
+    print(f"modelstream serve: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m modelstream.server`: the `serve` command on its own."""
+    parser = argparse.ArgumentParser(prog="modelstream")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        status: int = args.run(args)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return status

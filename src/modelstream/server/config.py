@@ -1,0 +1,257 @@
+"""The server's settings, read from a TOML (or JSON) file: the model table, the bearer keys, the
+limits and the resume timings (docs/server.md has the reference).
+
+Secrets never sit in the file: every `api_key` and every entry of `keys` names an environment
+variable (`"$NAME"` or `"${NAME}"`), read when the file is loaded; a literal is refused. Errors
+name the setting and the variable, never a value.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..client.credentials import Secret
+from ..client.prepare import endpoint_for
+from ..client.routing import resolve_route
+from ..errors import ConfigurationError
+
+_ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
+_TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seconds"}
+_TOP_KEYS |= {"retain_seconds", "traces"}
+_MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
+_MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds"}
+
+
+class ServerConfigError(ConfigurationError):
+    """The server's config file is missing, unreadable or wrong; the message says where."""
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One served model: the id clients send, and the upstream call it becomes."""
+
+    server_model_id: str
+    model: str  # the upstream model name
+    provider: str  # from the route; shown as `owned_by` in /v1/models
+    client_type: str | None = None
+    base_url: str | None = None
+    api_key: Secret | None = field(default=None, repr=False)
+    api_key_env: str | None = None  # the variable the key was read from
+    max_attempts: int = 3  # upstream attempts before the first event (RetryPolicy)
+    idle_timeout_seconds: float = 60.0  # no upstream bytes for this long ends the stream
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps that keep one server's memory and upstream spend bounded."""
+
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_concurrent_streams: int = 64
+    max_events_per_stream: int = 100_000
+    max_store_bytes: int = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Everything `create_app` needs."""
+
+    models: tuple[ModelEntry, ...]
+    keys: tuple[Secret, ...] = field(default=(), repr=False)
+    key_envs: tuple[str, ...] = ()  # the variables the keys were read from
+    limits: Limits = Limits()
+    keepalive_seconds: float = 15.0
+    resume_grace_seconds: float = 30.0
+    retain_seconds: float = 300.0
+    # where every served turn is recorded: a SQLite path, False for nowhere, None for the
+    # default (MODELSTREAM_TRACES, else the user's data folder; docs/traces.md)
+    traces: str | bool | None = None
+
+    @property
+    def open(self) -> bool:
+        """No bearer keys: anyone who reaches the server may use it."""
+        return not self.keys
+
+    def model(self, server_model_id: str) -> ModelEntry | None:
+        return next((m for m in self.models if m.server_model_id == server_model_id), None)
+
+
+def load_settings(path: str | Path, env: Mapping[str, str] | None = None) -> ServerSettings:
+    """Settings from a `.toml` or `.json` file; raises `ServerConfigError`."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ServerConfigError(f"{path}: no such config file") from None
+    except OSError as exc:
+        raise ServerConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(raw)
+        else:
+            data = tomllib.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:  # JSON, TOML and UTF-8 errors alike
+        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+        raise ServerConfigError(f"{path}: not valid {kind}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ServerConfigError(f"{path}: the config must be a table (a JSON object)")
+    try:
+        return settings_from_mapping(data, os.environ if env is None else env)
+    except ServerConfigError as exc:
+        raise ServerConfigError(f"{path}: {exc}") from None
+
+
+def settings_from_mapping(data: Mapping[str, Any], env: Mapping[str, str]) -> ServerSettings:
+    """Settings from an already parsed config; raises `ServerConfigError`."""
+    _no_unknown(data, _TOP_KEYS, "the config")
+    models_raw = data.get("models")
+    if not isinstance(models_raw, list) or not models_raw:
+        raise ServerConfigError("'models' must be a non-empty list of model tables ([[models]])")
+    models = tuple(_model(entry, f"models[{i}]", env) for i, entry in enumerate(models_raw))
+    seen: set[str] = set()
+    for entry in models:
+        if entry.server_model_id in seen:
+            raise ServerConfigError(f"server_model_id {entry.server_model_id!r} appears twice")
+        seen.add(entry.server_model_id)
+    keys_raw = data.get("keys", [])
+    if not isinstance(keys_raw, list):
+        raise ServerConfigError("'keys' must be a list of \"$VARIABLE\" names")
+    pairs = [_secret(value, f"keys[{i}]", env) for i, value in enumerate(keys_raw)]
+    limits_raw = data.get("limits", {})
+    if not isinstance(limits_raw, dict):
+        raise ServerConfigError("'limits' must be a table")
+    _no_unknown(limits_raw, set(Limits.__dataclass_fields__), "limits")
+    defaults = Limits()
+    limits = Limits(
+        **{
+            name: _number(limits_raw, name, getattr(defaults, name), "limits", integer=True)
+            for name in Limits.__dataclass_fields__
+        }
+    )
+    base = ServerSettings(models=models)
+    return ServerSettings(
+        models=models,
+        keys=tuple(secret for _, secret in pairs),
+        key_envs=tuple(name for name, _ in pairs),
+        limits=limits,
+        keepalive_seconds=_number(data, "keepalive_seconds", base.keepalive_seconds, "the config"),
+        # a stream's first reader attaches just after it starts: a shorter grace would race it
+        resume_grace_seconds=_number(
+            data, "resume_grace_seconds", base.resume_grace_seconds, "the config", minimum=0.1
+        ),
+        retain_seconds=_number(
+            data, "retain_seconds", base.retain_seconds, "the config", minimum=0
+        ),
+        traces=_traces(data),
+    )
+
+
+def _traces(data: Mapping[str, Any]) -> str | bool | None:
+    value = data.get("traces")
+    if value is None or value is False:
+        return None if value is None else False
+    if isinstance(value, str) and value:
+        return value
+    raise ServerConfigError("'traces' must be a path to a SQLite file, or false to record nothing")
+
+
+def _model(raw: Any, where: str, env: Mapping[str, str]) -> ModelEntry:
+    if not isinstance(raw, dict):
+        raise ServerConfigError(f"{where} must be a table")
+    _no_unknown(raw, _MODEL_KEYS, where)
+    server_model_id = _text(raw, "server_model_id", where, required=True)
+    assert server_model_id is not None
+    if not _MODEL_ID.fullmatch(server_model_id):
+        raise ServerConfigError(
+            f"{where}.server_model_id {server_model_id!r} must be 1-128 characters of letters, "
+            "digits and ._:/@+- (starting with a letter or digit)"
+        )
+    model = _text(raw, "model", where, required=True)
+    assert model is not None
+    client_type = _text(raw, "client_type", where)
+    base_url = _text(raw, "base_url", where)
+    key_env, api_key = (None, None)
+    if raw.get("api_key") is not None:
+        key_env, api_key = _secret(raw["api_key"], f"{where}.api_key", env)
+    defaults = ModelEntry("", "", "")
+    try:
+        provider = resolve_route(model, client_type).provider
+        # the same checks a client makes: a known route, a key, the environment-key rule
+        endpoint_for(model, client_type=client_type, base_url=base_url, api_key=api_key, env=env)
+    except ConfigurationError as exc:
+        raise ServerConfigError(f"{where} ({server_model_id!r}): {exc}") from None
+    return ModelEntry(
+        server_model_id=server_model_id,
+        model=model,
+        provider=provider,
+        client_type=client_type,
+        base_url=base_url,
+        api_key=api_key,
+        api_key_env=key_env,
+        max_attempts=int(_number(raw, "max_attempts", defaults.max_attempts, where, integer=True)),
+        idle_timeout_seconds=_number(
+            raw, "idle_timeout_seconds", defaults.idle_timeout_seconds, where
+        ),
+    )
+
+
+def _secret(value: Any, where: str, env: Mapping[str, str]) -> tuple[str, Secret]:
+    """The variable named by `value` and its value; a literal is refused without echoing it."""
+    match = _ENV_REF.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise ServerConfigError(
+            f'{where} must name an environment variable, as "$NAME" or "${{NAME}}"; '
+            "a literal key is refused so that keys never sit in config files"
+        )
+    name = match.group(1) or match.group(2)
+    secret = env.get(name, "")
+    if not secret:
+        raise ServerConfigError(f"{where}: the environment variable {name} is not set (or empty)")
+    return name, Secret(secret)
+
+
+def _text(raw: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        if required:
+            raise ServerConfigError(f"{where}.{key} is required")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ServerConfigError(f"{where}.{key} must be a non-empty string")
+    return value
+
+
+def _number(
+    raw: Mapping[str, Any],
+    key: str,
+    default: float,
+    where: str,
+    *,
+    integer: bool = False,
+    minimum: float | None = None,
+) -> Any:
+    value: Any = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        kind = "an integer" if integer else "a number"
+        raise ServerConfigError(f"{where}: {key} must be {kind}, got {value!r}")
+    if minimum is not None and float(value) < minimum:
+        raise ServerConfigError(f"{where}: {key} must be at least {minimum:g}, got {value!r}")
+    if minimum is None and float(value) <= 0:
+        raise ServerConfigError(f"{where}: {key} must be positive, got {value!r}")
+    return value
+
+
+def _no_unknown(raw: Mapping[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ServerConfigError(
+            f"{where} has unknown setting(s) {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(sorted(known))}"
+        )

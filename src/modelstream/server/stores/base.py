@@ -1,0 +1,123 @@
+"""The contract between a stream's producer and its readers: an append-only log per response id.
+
+Theory of operation. The producer of a stream (one upstream call) appends each event as one
+entry, `(seq, data)`, with `seq` counting from 1 without gaps; it then finishes the stream,
+optionally with one terminal entry (the error line) that is accepted even when a cap is reached,
+so a stream that hit a limit can still say so. Readers (HTTP responses, first or resumed) read
+the entries after a sequence number, in order, waiting for new ones until the stream is
+finished. Nothing here knows HTTP, JSON or SSE: `data` is opaque bytes.
+
+A store also tells the producer whether anyone is reading (`unread_seconds`), so a stream whose
+client dropped keeps going for a grace period and is cancelled when nobody resumes it. Readers
+are counted while a `read` iterator is open; a store shared by several processes (Redis) keeps
+that as a lease its readers refresh.
+
+Everything a store raises is a `StoreError`. The in-memory store is `MemoryStore`; a Redis
+Streams store implements the same methods so that any instance can serve a resume.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from ...errors import ModelstreamError
+
+# (seq, data) of one stored event
+Entry = tuple[int, bytes]
+
+
+class StoreError(ModelstreamError):
+    """A stream store could not do what was asked."""
+
+
+class UnknownStreamError(StoreError):
+    """No stream has this response id: it never existed, or it expired."""
+
+    def __init__(self, response_id: str) -> None:
+        self.response_id = response_id
+        super().__init__(
+            f"no stream {response_id!r} is stored: it never existed, or it finished longer ago "
+            "than the server retains streams"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"response_id": self.response_id}
+
+
+class StoreLimitError(StoreError):
+    """An append would pass one of the store's caps; the stream must end."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        self.limit = limit
+        super().__init__(message)
+
+    def fields(self) -> dict[str, Any]:
+        return {"limit": self.limit}
+
+
+class StreamTooLongError(StoreLimitError):
+    """The stream reached the per-stream event cap."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the stream reached the server's limit of {limit} events and was ended; "
+            "raise limits.max_events_per_stream if such long streams are expected",
+            limit=limit,
+        )
+
+
+class StoreFullError(StoreLimitError):
+    """The store holds as many bytes as it may; nothing older could be evicted."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the server's stream buffer is full ({limit} bytes held by running streams); "
+            "retry later, or raise limits.max_store_bytes",
+            limit=limit,
+        )
+
+
+class StreamStore(ABC):
+    """An append-only event log per response id (module docstring)."""
+
+    @abstractmethod
+    async def create(self, response_id: str) -> None:
+        """Register an empty, running stream. Raises `StoreFullError` when the store is full."""
+
+    @abstractmethod
+    async def append(self, response_id: str, seq: int, data: bytes) -> None:
+        """Store one entry. `seq` is the previous entry's plus one (the first is 1); a gap, a
+        repeat or an append to a finished stream is a bug and raises `ValueError`. Raises
+        `StreamTooLongError` or `StoreFullError` at a cap, `UnknownStreamError` if unknown."""
+
+    @abstractmethod
+    async def finish(self, response_id: str, terminal: bytes | None = None) -> int:
+        """Mark the stream finished, storing `terminal` (if any) as its last entry regardless
+        of the caps. Returns the last sequence number (0 for a stream with no entries)."""
+
+    @abstractmethod
+    def read(
+        self, response_id: str, after_seq: int, *, idle_timeout: float
+    ) -> AsyncGenerator[list[Entry], None]:
+        """The entries after `after_seq`, in batches as they arrive. Yields an empty batch
+        whenever nothing new arrived for `idle_timeout` seconds (the reader sends a keep-alive),
+        and ends after the last entry of a finished stream. Raises `UnknownStreamError` on the
+        first step for an unknown id. A reader counts as attached while the iterator is open."""
+
+    @abstractmethod
+    async def exists(self, response_id: str) -> bool:
+        """Whether the stream is stored (running, or finished and not yet expired)."""
+
+    @abstractmethod
+    async def unread_seconds(self, response_id: str) -> float | None:
+        """0.0 while a reader is attached, else the seconds since the last one left (or since
+        the stream was created); None for an unknown stream."""
+
+    @abstractmethod
+    async def expire(self, response_id: str, seconds: float) -> None:
+        """Forget the stream `seconds` from now (used once it finished)."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, not abstract
+        """Release the store's resources (connections); the default holds none."""

@@ -1,0 +1,306 @@
+"""Streams that outlive their connection: a producer per stream writes events into the store;
+every HTTP response, the first or a resumed one, is a reader of that store.
+
+    POST /v1/stream ─► start() ─► producer task ─► store.append(seq, event) … finish(terminal)
+                         │                                  │
+                         └─► sse(rid, 0) ◄── store.read ◄───┴───► sse(rid, n) ◄── GET /v1/streams/…
+
+The producer never waits for a reader: it relays at the upstream's pace, bounded by the store's
+caps. When no reader has been attached for `resume_grace_seconds` (the client dropped and did
+not come back), the producer cancels the upstream call and ends the stream with a
+`StreamCancelledError` entry. A finished stream stays readable for `retain_seconds`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from ..client import AsyncClient, AsyncEventStream, RetryPolicy, Timeouts
+from ..errors import StreamError
+from ..jsonwire import dumps, error_object
+from ..traces.record import TurnRecorder, record_turn
+from ..traces.sinks import close_sinks, resolve_sinks
+from ..types import Usage
+from . import wire
+from .config import ModelEntry, ServerSettings
+from .errors import Refusal, StreamCancelledError, abandoned, shutting_down
+from .limits import StreamSlots
+from .metrics import ServerMetrics
+from .stores import StoreError, StoreFullError, StoreLimitError, StreamStore, UnknownStreamError
+from .wire import StreamRequest
+
+log = logging.getLogger("modelstream.server")
+
+_INTERNAL = {
+    "error": {
+        "type": "InternalServerError",
+        "message": "the server failed while relaying this stream; its log says why",
+    }
+}
+
+
+@dataclass
+class _Progress:
+    """What a producer has relayed so far."""
+
+    seq: int = 0
+    first_event_at: float | None = None
+    usage: Usage | None = None
+    error_type: str | None = None  # of the terminal entry
+
+    def outcome(self, terminal: bytes | None) -> str:
+        """The /metrics outcome: stop, error or cancelled."""
+        if terminal is None:
+            return "stop"
+        return "cancelled" if self.error_type == StreamCancelledError.__name__ else "error"
+
+
+class StreamRelay:
+    """Starts producers and serves readers (module docstring)."""
+
+    def __init__(
+        self, settings: ServerSettings, store: StreamStore, metrics: ServerMetrics
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.metrics = metrics
+        self.slots = StreamSlots(settings.limits.max_concurrent_streams)
+        self._clients: dict[str, AsyncClient] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._trace_sinks = resolve_sinks(settings.traces, os.environ)
+        grace = settings.resume_grace_seconds
+        self._poll = min(1.0, max(0.02, grace / 4))  # how often a producer looks for readers
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """One client (one connection pool) per served model."""
+        for entry in self.settings.models:
+            self._client(entry)
+
+    def _client(self, entry: ModelEntry) -> AsyncClient:
+        client = self._clients.get(entry.server_model_id)
+        if client is None:
+            client = self._clients[entry.server_model_id] = AsyncClient(
+                entry.model,
+                api_key=entry.api_key.reveal() if entry.api_key else None,
+                base_url=entry.base_url,
+                client_type=entry.client_type,
+                retry=RetryPolicy(max_attempts=entry.max_attempts),
+                timeouts=Timeouts(idle=entry.idle_timeout_seconds),
+                traces=False,  # the relay records every served turn itself, as "server"
+            )
+        return client
+
+    async def aclose(self) -> None:
+        """Cancel running streams (each ends with a cancelled entry), then close the clients."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
+        close_sinks(self._trace_sinks)
+
+    @property
+    def in_flight(self) -> int:
+        return self.slots.in_use
+
+    # --- producing --------------------------------------------------------------------------
+
+    async def start(self, entry: ModelEntry, request: StreamRequest) -> str:
+        """Plan the upstream call (raising the library's errors for bad messages or config),
+        take a slot (or a 429 `Refusal`), register the stream and start its producer."""
+        stream = self._client(entry).stream(request.messages, request.config)
+        self.slots.acquire()
+        response_id = wire.new_response_id()
+        try:
+            await self.store.create(response_id)
+        except StoreFullError as exc:
+            self.slots.release()
+            raise Refusal(
+                503, "StoreFullError", str(exc), outcome="store_full", headers={"retry-after": "1"}
+            ) from None
+        except BaseException:
+            self.slots.release()
+            raise
+        self.metrics.in_flight.inc()
+        recorder = self._recorder(entry, request, response_id)
+        task = asyncio.create_task(
+            self._produce(response_id, entry, stream, time.monotonic(), recorder)
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return response_id
+
+    def _recorder(
+        self, entry: ModelEntry, request: StreamRequest, response_id: str
+    ) -> TurnRecorder | None:
+        """Every served turn is traced: under the caller's trace_id, else its response id."""
+        if not self._trace_sinks:
+            return None
+        trace_id = request.config.get("trace_id")
+        return TurnRecorder(
+            trace_id=trace_id if isinstance(trace_id, str) and trace_id else response_id,
+            source="server",
+            model=entry.server_model_id,
+            client_type=entry.client_type or "",
+            provider=None,
+            config=request.config,
+            messages=request.messages,
+            secrets=(entry.api_key.reveal(),) if entry.api_key else (),
+        )
+
+    async def _produce(
+        self,
+        response_id: str,
+        entry: ModelEntry,
+        stream: AsyncEventStream,
+        started: float,
+        recorder: TurnRecorder | None = None,
+    ) -> None:
+        progress = _Progress()
+        pump = asyncio.create_task(
+            self._pump(response_id, entry, stream, progress, started, recorder)
+        )
+        terminal: bytes | None = None
+        try:
+            terminal = await self._supervise(response_id, pump, progress)
+        except asyncio.CancelledError:  # the server is shutting down
+            pump.cancel()
+            await asyncio.wait({pump})
+            terminal = _cancelled(shutting_down(), progress)
+            raise
+        finally:
+            # the upstream call is over: free its slot before readers can see the end
+            self._account(response_id, entry, progress, terminal, started)
+            if recorder is not None and stream.result is not None:
+                record_turn(recorder, stream.result, self._trace_sinks)
+            with contextlib.suppress(StoreError):
+                await self.store.finish(response_id, terminal)
+                await self.store.expire(response_id, self.settings.retain_seconds)
+
+    def _account(
+        self,
+        response_id: str,
+        entry: ModelEntry,
+        progress: _Progress,
+        terminal: bytes | None,
+        started: float,
+    ) -> None:
+        self.slots.release()
+        self.metrics.in_flight.inc(amount=-1)
+        elapsed = time.monotonic() - started
+        outcome = progress.outcome(terminal)
+        self.metrics.requests.inc("stream", outcome)
+        self.metrics.duration.observe(elapsed, entry.server_model_id)
+        ttfe = progress.first_event_at
+        log.info(
+            "stream %s model=%s outcome=%s events=%d%s ttfe_ms=%s total_ms=%.0f",
+            response_id,
+            entry.server_model_id,
+            outcome,
+            progress.seq,
+            f" error={progress.error_type}" if progress.error_type else "",
+            "-" if ttfe is None else f"{(ttfe - started) * 1000:.0f}",
+            elapsed * 1000,
+        )
+
+    async def _supervise(
+        self, response_id: str, pump: asyncio.Task[bytes | None], progress: _Progress
+    ) -> bytes | None:
+        """Wait for the pump; cancel it when nobody has read the stream for the grace period."""
+        grace = self.settings.resume_grace_seconds
+        while True:
+            done, _ = await asyncio.wait({pump}, timeout=self._poll)
+            if done:
+                return pump.result()
+            unread = await self.store.unread_seconds(response_id)
+            if unread is not None and unread >= grace:
+                pump.cancel()
+                await asyncio.wait({pump})
+                if not pump.cancelled():  # it finished on its own meanwhile
+                    return pump.result()
+                return _cancelled(abandoned(grace), progress)
+
+    async def _pump(
+        self,
+        response_id: str,
+        entry: ModelEntry,
+        stream: AsyncEventStream,
+        progress: _Progress,
+        started: float,
+        recorder: TurnRecorder | None = None,
+    ) -> bytes | None:
+        """Relay the upstream events into the store; the terminal entry (an error) or None."""
+        model = entry.server_model_id
+        try:
+            async with stream:  # leaving it (cancellation included) closes the upstream response
+                async for event in stream:
+                    if recorder is not None:
+                        recorder.observe(event)
+                    progress.seq += 1
+                    await self.store.append(response_id, progress.seq, dumps(event))
+                    if progress.first_event_at is None:
+                        progress.first_event_at = time.monotonic()
+                        self.metrics.time_to_first_event.observe(
+                            progress.first_event_at - started, model
+                        )
+                    self.metrics.events.inc(model)
+                    if event["event_type"] == "stop":
+                        progress.usage = event["usage_metadata"]
+                        self._count_tokens(model, progress.usage)
+        except (StreamError, StoreLimitError) as exc:
+            if isinstance(exc, StoreLimitError):
+                progress.seq -= 1  # the entry that did not fit
+            progress.error_type = type(exc).__name__
+            return dumps(error_object(exc))
+        except StoreError as exc:
+            progress.error_type = type(exc).__name__
+            log.error("stream %s: the store failed: %s", response_id, exc)
+            return dumps(_INTERNAL)
+        except Exception:
+            progress.error_type = "InternalServerError"
+            log.exception("stream %s: relaying failed", response_id)
+            return dumps(_INTERNAL)
+        return None
+
+    def _count_tokens(self, model: str, usage: Usage | None) -> None:
+        if not usage:
+            return
+        tokens_in = (usage.get("cached_tokens") or 0) + (usage.get("prompt_tokens") or 0)
+        tokens_out = (usage.get("thoughts_tokens") or 0) + (usage.get("response_tokens") or 0)
+        self.metrics.tokens.inc(model, "in", amount=tokens_in)
+        self.metrics.tokens.inc(model, "out", amount=tokens_out)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    async def sse(self, response_id: str, after_seq: int) -> AsyncIterator[bytes]:
+        """The SSE body of a stream from `after_seq` on: stored events, then live ones, then
+        `[DONE]`; keep-alive comments while nothing arrives."""
+        reader = self.store.read(
+            response_id, after_seq, idle_timeout=self.settings.keepalive_seconds
+        )
+        try:
+            async with contextlib.aclosing(reader) as batches:
+                async for batch in batches:
+                    yield wire.frames(response_id, batch) if batch else wire.KEEPALIVE
+        except UnknownStreamError as exc:
+            yield wire.error_frame({"error": {"type": "NotFoundError", "message": str(exc)}})
+        except StoreError as exc:
+            log.error("stream %s: reading from the store failed: %s", response_id, exc)
+            yield wire.error_frame(_INTERNAL)
+        yield wire.DONE
+
+
+def _cancelled(error: StreamCancelledError, progress: _Progress) -> bytes:
+    progress.error_type = type(error).__name__
+    return dumps(error_object(error))

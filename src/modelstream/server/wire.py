@@ -1,0 +1,101 @@
+"""The server's wire (SPEC §7, MMSP-compatible): the request body of `POST /v1/stream`, the SSE
+frames of a stream, and the `Last-Event-ID` of a resume.
+
+A stream is `id: <response_id>:<seq>` + `data: <event JSON>` per event, `seq` counting from 1,
+then `data: [DONE]`. An error after the stream began is one more frame, with its own id,
+`data: {"error": {...}}`, before `[DONE]`. `: keep-alive` comments fill idle time.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..errors import InvalidMessageError
+from ..jsonwire import loads_messages
+from ..types import Config, Message
+from .errors import Refusal, invalid_request
+
+DONE = b"data: [DONE]\n\n"
+KEEPALIVE = b": keep-alive\n\n"
+EVENT_STREAM = "text/event-stream; charset=utf-8"
+RESPONSE_ID_HEADER = "x-response-id"
+_RESPONSE_ID = re.compile(r"resp_[0-9a-f]{32}")
+_SEQ = re.compile(r"[0-9]{1,18}")
+
+
+def new_response_id() -> str:
+    """A random, unguessable response id: the handle a client resumes with."""
+    return "resp_" + secrets.token_hex(16)
+
+
+def is_response_id(value: str) -> bool:
+    return _RESPONSE_ID.fullmatch(value) is not None
+
+
+def frames(response_id: str, batch: list[tuple[int, bytes]]) -> bytes:
+    """SSE frames for stored entries (each entry's data is one line of JSON)."""
+    prefix = b"id: " + response_id.encode("ascii") + b":"
+    return b"".join(b"%s%d\ndata: %s\n\n" % (prefix, seq, data) for seq, data in batch)
+
+
+def error_frame(error: dict[str, Any]) -> bytes:
+    """An error line without an id: for failures of the reading side, not of the stream."""
+    return b"data: " + orjson.dumps(error) + b"\n\n"
+
+
+@dataclass(frozen=True)
+class StreamRequest:
+    model: str
+    messages: list[Message]
+    config: Config
+
+
+def parse_stream_request(body: bytes) -> StreamRequest:
+    """The `{"model", "messages", "config"}` of a POST /v1/stream body; raises `Refusal` (400)
+    or `InvalidMessageError` for messages that cannot be read."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise invalid_request(f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise invalid_request('the request body must be a JSON object {"model", "messages", ...}')
+    model = data.get("model")
+    if not isinstance(model, str) or not model:
+        raise invalid_request("'model' must be a non-empty string; GET /v1/models lists them")
+    raw_messages = data.get("messages")
+    if not isinstance(raw_messages, list):
+        raise invalid_request("'messages' must be a list of messages")
+    config = data.get("config")
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise invalid_request("'config' must be an object (or null)")
+    try:  # base64 `data` of inline items back to bytes
+        messages = loads_messages(orjson.dumps(raw_messages))
+    except ValueError as exc:  # binascii.Error: bad base64
+        raise InvalidMessageError(f"a message holds data that is not base64: {exc}") from None
+    return StreamRequest(model, messages, config)  # type: ignore[arg-type]
+
+
+def parse_resume_point(response_id: str, last_event_id: str | None, after: str | None) -> int:
+    """The seq a resume starts after: from `Last-Event-ID: <response_id>:<seq>` (preferred, as
+    browsers send it) or `?after=<seq>`; 0 (the whole stream) when neither is given."""
+    if last_event_id is not None and last_event_id.strip():
+        stream_id, colon, seq = last_event_id.strip().rpartition(":")
+        if not colon or stream_id != response_id or not _SEQ.fullmatch(seq):
+            raise _bad_resume(f"Last-Event-ID must be '{response_id}:<seq>'")
+        return int(seq)
+    if after is not None:
+        if not _SEQ.fullmatch(after):
+            raise _bad_resume("?after= must be a sequence number (0 for the whole stream)")
+        return int(after)
+    return 0
+
+
+def _bad_resume(message: str) -> Refusal:
+    return invalid_request(message + ", as in the 'id:' of the last event received")

@@ -1,0 +1,182 @@
+"""`modelstream serve` as a process: it loads the config, says where it listens and whether it
+is open, serves, stops gracefully on Ctrl-C or SIGTERM with status 0, and refuses a bad config
+with one line and status 2."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from modelstream.server.command import add_parser
+from modelstream.testing import Emulator, Reply, Turn
+from test_server_support import (
+    CLIENT_KEY,
+    CLIENT_KEY_ENV,
+    UPSTREAM_KEY,
+    UPSTREAM_KEY_ENV,
+    post_stream,
+    stream_body,
+)
+
+pytest_plugins = ["test_server_support"]
+
+CONFIG = """
+keys = ["${client}"]
+
+[[models]]
+server_model_id = "claude"
+model = "claude-sonnet-4-5"
+base_url = "{base_url}"
+api_key = "${upstream}"
+"""
+
+
+class ServeProcess:
+    """`python -m modelstream.server ...` with its stderr collected line by line."""
+
+    def __init__(self, *args: str) -> None:
+        env = {**os.environ, UPSTREAM_KEY_ENV: UPSTREAM_KEY, CLIENT_KEY_ENV: CLIENT_KEY}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "modelstream.server", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            text=True,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+            self.lines.put(line)
+
+    def wait_for(self, pattern: str, timeout: float = 20) -> re.Match[str]:
+        while True:
+            line = self.lines.get(timeout=timeout)
+            match = re.search(pattern, line)
+            if match:
+                return match
+
+    def stop(self, sig: signal.Signals = signal.SIGINT) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        return self.process.wait(20)
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, emu: Emulator) -> Path:
+    path = tmp_path / "server.toml"
+    text = CONFIG.replace("{client}", CLIENT_KEY_ENV).replace("{upstream}", UPSTREAM_KEY_ENV)
+    path.write_text(text.replace("{base_url}", emu.base_url("anthropic-messages")))
+    return path
+
+
+@pytest.fixture
+def running(config_file: Path) -> Iterator[tuple[ServeProcess, str]]:
+    server = ServeProcess("--config", str(config_file), "--port", "0")
+    url = server.wait_for(r"listening on (http://127\.0\.0\.1:\d+)").group(1)
+    yield server, url
+    server.stop()
+
+
+def test_serve_streams_the_configured_model_and_stops_gracefully_on_ctrl_c(
+    running: tuple[ServeProcess, str], emu: Emulator
+) -> None:
+    server, url = running
+    emu.queue(Reply.turn(Turn.text("served by a process")))
+    with httpx.Client(base_url=url) as http:
+        assert http.get("/healthz").json()["status"] == "ok"
+        stream = post_stream(http, stream_body("claude"))
+
+    assert stream.done and stream.events[-1]["event_type"] == "stop"
+    assert server.stop() == 0
+    output = "".join(server.output)
+    assert f"clients must send a bearer key ({CLIENT_KEY_ENV})" in output
+    assert "stream resp_" in output and "outcome=stop" in output
+    assert UPSTREAM_KEY not in output and CLIENT_KEY not in output
+
+
+def test_a_server_without_keys_announces_that_it_is_open_and_stops_on_sigterm(
+    tmp_path: Path, emu: Emulator
+) -> None:
+    path = tmp_path / "open.toml"
+    path.write_text(
+        '[[models]]\nserver_model_id = "m"\nmodel = "claude-sonnet-4-5"\n'
+        f'base_url = "{emu.base_url("anthropic-messages")}"\napi_key = "${UPSTREAM_KEY_ENV}"\n'
+    )
+    server = ServeProcess("--config", str(path), "--port", "0")
+    url = server.wait_for(r"listening on (http://\S+)").group(1)
+    server.wait_for("this server is OPEN")
+    with httpx.Client(base_url=url) as http:
+        assert http.get("/v1/models").status_code == 200  # no key needed
+
+    assert server.stop(signal.SIGTERM) == 0
+
+
+def test_a_bad_config_is_one_line_on_stderr_and_status_2(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(
+        '[[models]]\nserver_model_id = "m"\nmodel = "claude-sonnet-4-5"\napi_key = "sk-x"\n'
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-m", "modelstream.server", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+    assert done.returncode == 2
+    assert done.stderr.startswith("modelstream serve: error: ")
+    assert "models[0].api_key must name an environment variable" in done.stderr
+    assert "Traceback" not in done.stderr and "sk-x" not in done.stderr
+
+
+def test_a_port_in_use_is_status_2(config_file: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, UPSTREAM_KEY_ENV: UPSTREAM_KEY, CLIENT_KEY_ENV: CLIENT_KEY}
+        command = [sys.executable, "-m", "modelstream.server", "--config", str(config_file)]
+        done = subprocess.run(
+            [*command, "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+        )
+
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+
+
+def test_the_serve_parser_plugs_into_the_modelstream_command() -> None:
+    parser = argparse.ArgumentParser(prog="modelstream")
+    add_parser(parser.add_subparsers(dest="command"))
+
+    args = parser.parse_args(["serve", "--config", "s.toml", "--port", "9000"])
+
+    assert (args.command, args.config, args.host, args.port) == (
+        "serve",
+        "s.toml",
+        "127.0.0.1",
+        9000,
+    )
+    assert callable(args.run)

@@ -1,0 +1,54 @@
+"""Every turn the server serves is recorded as a "server" trace (docs/traces.md)."""
+
+from __future__ import annotations
+
+import httpx
+
+from modelstream.testing import Reply, Turn
+from modelstream.traces import TraceStore
+from test_server_support import UPSTREAM_KEY, post_stream, stream_body
+
+pytest_plugins = ["test_server_support"]
+
+
+def test_a_served_turn_is_recorded_under_its_response_id(serve, emu, tmp_path):
+    path = tmp_path / "served.sqlite3"
+    emu.queue(Reply.turn(Turn.text("Paris is sunny.")))
+    server = serve(traces=str(path))
+    with httpx.Client(base_url=server.url) as http:
+        stream = post_stream(http, stream_body("anthropic", "weather in Paris?"))
+    server.stop()  # closes the trace file
+
+    (turn,) = TraceStore(path).get_trace(stream.response_id)
+    assert turn.source == "server"
+    assert turn.model == "anthropic"
+    assert turn.status == "final"
+    assert turn.items == [{"type": "text.done", "text": "Paris is sunny."}]
+    assert turn.messages[0]["content_items"][0]["text"] == "weather in Paris?"
+    assert turn.item_timings and turn.item_timings[0]["end_ms"] is not None
+    assert UPSTREAM_KEY not in path.read_bytes().decode("utf-8", "replace")
+
+
+def test_a_served_turn_with_a_trace_id_joins_that_trace(serve, emu, tmp_path):
+    path = tmp_path / "served.sqlite3"
+    emu.queue(Reply.turn(Turn.text("one")), Reply.turn(Turn.text("two")))
+    server = serve(traces=str(path))
+    with httpx.Client(base_url=server.url) as http:
+        post_stream(http, stream_body("chat", "first", trace_id="agent-run-7"))
+        post_stream(http, stream_body("gemini", "second", trace_id="agent-run-7"))
+    server.stop()
+
+    turns = TraceStore(path).get_trace("agent-run-7")
+    assert [t.model for t in turns] == ["chat", "gemini"]
+    assert [t.items[0]["text"] for t in turns] == ["one", "two"]
+
+
+def test_a_server_configured_without_traces_records_nothing(serve, emu, tmp_path, monkeypatch):
+    default = tmp_path / "default.sqlite3"
+    monkeypatch.setenv("MODELSTREAM_TRACES", str(default))
+    emu.queue(Reply.turn(Turn.text("untraced")))
+    server = serve(traces=False)
+    with httpx.Client(base_url=server.url) as http:
+        post_stream(http, stream_body("responses", "hi", trace_id="t"))
+    server.stop()
+    assert not default.exists()
