@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import StreamError
 from ..providers import PROTOCOLS
-from ..stream import StreamDecoder
 from ..server import command as serve_command
+from ..stream import StreamDecoder
 from ..traces import command as traces_command
 from . import chat, demo
 from .check import EventFileViolation, check_lines

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import socket
 import sys
@@ -17,7 +18,9 @@ from types import FrameType
 from typing import Any
 
 from ..cli.exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..errors import ModelstreamError
 from .config import ServerConfigError, ServerSettings, load_settings
+from .stores import StreamStore
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 
@@ -37,6 +40,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
         "--port", type=int, default=8000, help="port to bind; 0 picks a free one (default 8000)"
+    )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="keep streams in this Redis (redis://host:6379/0, or $VAR to read the URL from "
+        "that environment variable), so that every instance sharing it can serve a resume; "
+        "default: in this process's memory",
     )
     parser.add_argument(
         "--log-level",
@@ -67,13 +77,28 @@ def run(args: argparse.Namespace) -> int:
         sock = _bind(args.host, args.port)
     except OSError as exc:
         return _usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    store, store_url = None, None
+    if args.redis:
+        try:
+            store, store_url = _redis_store(args.redis, settings)
+        except ImportError as exc:
+            sock.close()
+            return _usage(
+                f"--redis needs the 'redis' package ({exc.name} is missing): "
+                "pip install 'modelstream[server]'"
+            )
+        except (ModelstreamError, ValueError) as exc:
+            sock.close()
+            return _usage(str(exc))
     host, port = sock.getsockname()[:2]
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     _announce(settings, _url(host, port))
+    if store_url is not None:
+        print(f"modelstream serve: streams are kept in Redis at {store_url}", file=sys.stderr)
     config = uvicorn.Config(
-        create_app(settings),
+        create_app(settings, store=store),
         log_level=args.log_level,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         proxy_headers=False,
@@ -83,6 +108,25 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # a second Ctrl-C during the shutdown
         return EXIT_INTERRUPTED
     return EXIT_OK
+
+
+def _redis_store(url: str, settings: ServerSettings) -> tuple[StreamStore, str]:
+    """A `RedisStore` sized by the limits, once a Redis answers at `url` (or raise), and the
+    URL to show (without its password)."""
+    from .stores.redis import RedisStore, check_reachable, redacted_url
+
+    if url.startswith("$"):  # keep a password out of the command line (and `ps`)
+        name = url.removeprefix("$").removeprefix("{").removesuffix("}")
+        url = os.environ.get(name, "")
+        if not url:
+            raise ServerConfigError(f"--redis: the environment variable {name} is not set")
+    check_reachable(url)
+    store = RedisStore.from_url(
+        url,
+        max_events_per_stream=settings.limits.max_events_per_stream,
+        max_bytes=settings.limits.max_store_bytes,
+    )
+    return store, redacted_url(url)
 
 
 def _server_class() -> type[Any]:

@@ -129,6 +129,15 @@ class StreamRelay:
             raise Refusal(
                 503, "StoreFullError", str(exc), outcome="store_full", headers={"retry-after": "1"}
             ) from None
+        except StoreError:
+            self.slots.release()
+            raise Refusal(
+                503,
+                "StoreUnavailableError",
+                "the server's stream store is unavailable; retry later",
+                outcome="store_unavailable",
+                headers={"retry-after": "1"},
+            ) from None
         except BaseException:
             self.slots.release()
             raise
@@ -223,7 +232,11 @@ class StreamRelay:
             done, _ = await asyncio.wait({pump}, timeout=self._poll)
             if done:
                 return pump.result()
-            unread = await self.store.unread_seconds(response_id)
+            try:
+                unread = await self.store.unread_seconds(response_id)
+            except StoreError as exc:  # a store hiccup is not a reader leaving: ask again
+                log.warning("stream %s: asking the store for readers failed: %s", response_id, exc)
+                continue
             if unread is not None and unread >= grace:
                 pump.cancel()
                 await asyncio.wait({pump})
