@@ -233,12 +233,21 @@ def test_a_grammar_violation_object_names_rule_and_index():
     assert (body["rule"], body["index"]) == ("4", 7)
 
 
-@pytest.mark.parametrize(
-    "error",
-    [ConfigurationError("no API key"), UnsupportedParameterError("seed", "openai-responses")],
-)
-def test_a_request_error_object_has_type_and_message_only(error):
-    assert error_object(error) == {"error": {"type": type(error).__name__, "message": str(error)}}
+def test_a_configuration_error_object_has_type_and_message_only():
+    error = ConfigurationError("no API key")
+    assert error_object(error) == {"error": {"type": "ConfigurationError", "message": "no API key"}}
+
+
+def test_an_unsupported_parameter_object_names_the_parameter_and_protocol():
+    error = UnsupportedParameterError("seed", "openai-responses")
+    assert error_object(error) == {
+        "error": {
+            "type": "UnsupportedParameterError",
+            "message": str(error),
+            "parameter": "seed",
+            "protocol": "openai-responses",
+        }
+    }
 
 
 def test_an_error_object_carries_the_partial_status_when_there_is_a_partial():

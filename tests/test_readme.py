@@ -19,7 +19,8 @@ def test_the_readme_has_python_examples():
 
 
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
-def test_each_python_example_runs_as_written(index, capsys):
+def test_each_python_example_runs_as_written(index, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files (a trace file)
     exec(compile(PYTHON_BLOCKS[index], f"README.md example {index + 1}", "exec"), {})
     assert capsys.readouterr().out.strip()
 

@@ -184,6 +184,9 @@ class UnsupportedParameterError(ModelstreamError):
             f"{parameter!r} is not supported by {protocol}" + (f": {detail}" if detail else "")
         )
 
+    def fields(self) -> dict[str, Any]:
+        return {"parameter": self.parameter, "protocol": self.protocol}
+
 
 class InvalidMessageError(ModelstreamError):
     """A message given by the caller is malformed; raised before anything is sent."""

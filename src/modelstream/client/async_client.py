@@ -93,7 +93,6 @@ class AsyncClient(ClientSettings):
         await self.aclose()
 
     async def _events(self, plan: CallPlan, call: StreamCall) -> AsyncGenerator[Event, None]:
-        req = plan.request
         timeout = self.timeouts.httpx_timeout()
         idle, attempt_s = self.timeouts.idle, self.timeouts.attempt
         loop = asyncio.get_running_loop()
@@ -104,6 +103,7 @@ class AsyncClient(ClientSettings):
                 response: httpx.Response | None = None
                 chunks: AsyncIterator[bytes] | None = None
                 try:
+                    req = call.request(plan.request)  # the planned POST, or a resume
                     request = self._http.build_request(
                         req.method,
                         req.url,
@@ -113,7 +113,7 @@ class AsyncClient(ClientSettings):
                     )
                     async with asyncio.timeout_at(deadline):
                         response = await self._http.send(request, stream=True)
-                    if not call.accepts(response.status_code):
+                    if not call.accepts(response.status_code, response.headers):
                         body = await _read_limited(response, MAX_ERROR_BODY)
                         raise call.http_error(response.status_code, response.headers, body)
                     chunks = _body(response)

@@ -7,7 +7,8 @@ from .credentials import Secret
 
 
 def auth_headers(client_type: str, key: Secret) -> dict[str, str]:
-    """OpenAI family: `Authorization: Bearer`; Anthropic: `x-api-key`; Gemini: `x-goog-api-key`."""
+    """OpenAI family and modelstream servers: `Authorization: Bearer`; Anthropic: `x-api-key`;
+    Gemini: `x-goog-api-key`."""
     if client_type.startswith("anthropic"):
         return {"x-api-key": key.reveal()}
     if client_type.startswith("gemini"):

@@ -63,6 +63,11 @@ def resolve_endpoint(
     env_base = normalize_url(env.get(route.base_url_env, "") or "")
     configured = {normalize_url(route.base_url)} | ({env_base} if env_base else set())
     url = normalize_url(base_url) if base_url else (env_base or normalize_url(route.base_url))
+    if not url:
+        raise ConfigurationError(
+            f"{route.client_type} has no default base URL: pass base_url=... "
+            f"or set {route.base_url_env}"
+        )
     if not url.startswith(("http://", "https://")):
         source = "base_url" if base_url else route.base_url_env
         raise ConfigurationError(f"{source} must be an http:// or https:// URL, got {url!r}")

@@ -4,6 +4,11 @@ The table is the documentation: a model is routed by the longest prefix of its n
 case-insensitively) found in `ROUTES`. An explicit `client_type` overrides the model's client
 type; the route then comes from the model if its client type agrees, else from
 `CLIENT_TYPE_ROUTES` (the protocol's own provider).
+
+`client_type="modelstream"` is a modelstream server (docs/server.md): it has no public endpoint,
+so it needs `base_url=` (or `MODELSTREAM_BASE_URL`) and the server's bearer key (`api_key=` or
+`MODELSTREAM_API_KEY`; an open server ignores the key, so any non-empty value does), and the
+model is the server's `server_model_id`, never routed by its name.
 """
 
 from __future__ import annotations
@@ -129,6 +134,10 @@ CLIENT_TYPE_ROUTES: dict[str, Route] = {
     ),
     "gemini-embedding": Route(
         "gemini-embedding", "google", GEMINI_BASE_URL, _GEMINI, "GEMINI_BASE_URL"
+    ),
+    # no default endpoint: the base URL must be given
+    "modelstream": Route(
+        "modelstream", "modelstream", "", ("MODELSTREAM_API_KEY",), "MODELSTREAM_BASE_URL"
     ),
 }
 

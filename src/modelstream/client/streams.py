@@ -10,6 +10,14 @@ the wall clock stamped on events, the timings, the retry decision and the call's
 An attempt may be retried only while no event has reached the caller (`delivered` is False), so
 an event is never delivered twice (SPEC §6). Once the `stop` event is out the turn is final, and
 a connection that breaks while the rest of the body drains changes nothing.
+
+A modelstream server's stream is resumed instead (client type "modelstream", docs/server.md):
+when its connection drops or goes idle, before or after the first event, the next attempt is
+`GET /v1/streams/{response_id}` with the `Last-Event-ID` of the last event decoded, and its body
+goes on into the same decoder (`StreamResume` passes whole frames only and drops events already
+seen), so the caller sees one uninterrupted stream. Resumes are bounded (`ResumeLimits`); the
+first one after progress is immediate, the next ones back off. The server's own error line, a
+refused resume (a 404 once the stream expired) or the attempt deadline end the call as usual.
 """
 
 from __future__ import annotations
@@ -20,15 +28,26 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 import httpx
+import orjson
 
-from ..errors import IncompleteStreamError, ProviderError, StreamError, StreamTimeoutError
+from ..encoders.modelstream import PROTOCOL as MODELSTREAM
+from ..errors import (
+    IncompleteStreamError,
+    ModelstreamError,
+    ProviderError,
+    StreamError,
+    StreamTimeoutError,
+)
+from ..providers.modelstream import error_from_wire
 from ..results import FinalResponse, PartialResponse, PartialStatus
 from ..stream import StreamDecoder
 from ..traces.record import TraceSink, TurnRecorder, record_turn
 from ..types import Event
 from .credentials import Secret
 from .http_errors import provider_error_from_http
-from .retry import RetryPolicy, retry_delay
+from .prepare import PreparedRequest
+from .resume import ResumeLimits, StreamResume
+from .retry import RetryPolicy, backoff_delay, retry_delay
 from .timeouts import Timeouts
 
 
@@ -51,6 +70,7 @@ class StreamCall:
         wall: Callable[[], float] = time.time,
         trace: TurnRecorder | None = None,
         trace_sinks: Sequence[TraceSink] = (),
+        resume_limits: ResumeLimits | None = None,
     ) -> None:
         self.protocol = protocol
         self.provider = provider
@@ -76,24 +96,57 @@ class StreamCall:
         self._trace = trace
         self._trace_sinks = trace_sinks
         self.decoder = self._new_decoder()
+        # a modelstream server's stream: resumed, not retried, once it has a response id
+        self._resume = StreamResume() if protocol == MODELSTREAM else None
+        self._resume_limits = resume_limits or ResumeLimits()
+        self._resume_next = False  # the failed attempt is resumed by the next one
+        self._resuming = False  # this attempt reads the rest of the stream
+        self._cut: IncompleteStreamError | None = None  # the body ended before [DONE]
 
     # --- the attempt ---------------------------------------------------------------------
 
     def begin_attempt(self) -> None:
-        self.attempt += 1
-        if self.attempt > 1:
-            self.decoder = self._new_decoder()
+        self._resuming, self._resume_next = self._resume_next, False
+        if not self._resuming:
+            self.attempt += 1
+            if self.attempt > 1:
+                self.decoder = self._new_decoder()
+                if self._resume is not None:
+                    self._resume = StreamResume()
         self._responded = False
         now = self._monotonic()
         self.deadline = None if self.timeouts.attempt is None else now + self.timeouts.attempt
 
-    def accepts(self, status: int) -> bool:
+    def request(self, planned: PreparedRequest) -> PreparedRequest:
+        """What this attempt sends: the planned request, or the resume of its stream."""
+        if not self._resuming:
+            return planned
+        resume = self._resume
+        assert resume is not None
+        headers = {k: v for k, v in planned.headers.items() if k.lower() != "content-type"}
+        last_event_id = resume.last_event_id()
+        if last_event_id is not None:
+            headers["last-event-id"] = last_event_id
+        return PreparedRequest("GET", resume.resume_url(planned.url), b"", headers)
+
+    def accepts(self, status: int, headers: Mapping[str, str] | None = None) -> bool:
         """A 2xx status: the body is the stream. Anything else is read as an error."""
         self._responded = True
-        self._timings["ttfb_ms"] = self._elapsed_ms()  # of the attempt that answered last
-        return 200 <= status < 300
+        if not self._resuming:
+            self._timings["ttfb_ms"] = self._elapsed_ms()  # of the attempt that answered last
+        ok = 200 <= status < 300
+        if ok and self._resume is not None and headers is not None:
+            self._resume.responded(headers.get("x-response-id"))
+            self.decoder.metadata.response_id = self._resume.response_id
+        return ok
 
-    def http_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
+    def http_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ModelstreamError:
+        """The error of a refused request: a `ProviderError`, or the library's own request
+        error (`InvalidMessageError`, ...) that a modelstream server answered with."""
+        if self._resume is not None:
+            refused = _server_refusal(body)
+            if refused is not None:
+                return refused
         return provider_error_from_http(
             status,
             headers,
@@ -111,6 +164,10 @@ class StreamCall:
     def feed(self, chunk: bytes) -> list[Event]:
         """The events `chunk` completed; the shell yields them at once, so from here on the
         call is never retried."""
+        if self._resume is not None:
+            chunk = self._resume.whole_frames(chunk)
+            if not chunk:
+                return []
         events = self.decoder.feed(chunk, int(self._wall() * 1000))
         # per chunk, only the first events, a trace or the stop need bookkeeping
         if events and (not self.delivered or self._trace is not None or self.decoder.stopped):
@@ -119,6 +176,12 @@ class StreamCall:
 
     def end(self) -> list[Event]:
         """The body is over: the last events (`stop`), or the decoder's error."""
+        if self._resume is not None and not self.decoder.stopped and self.decoder.error is None:
+            # a modelstream server ends every stream with [DONE]: this connection was cut
+            self._cut = IncompleteStreamError(
+                "finish reason", "the server's stream ended without its [DONE] line"
+            )
+            raise self._cut
         events = self.decoder.end(int(self._wall() * 1000))
         if events:
             self._delivering(events)
@@ -145,6 +208,9 @@ class StreamCall:
         error = self._as_stream_error(exc)
         if error is not exc:
             error.__cause__ = exc
+        if self._resume is not None and self._resumable(exc):
+            self._resume_next = True  # no partial yet: the stream goes on
+            return error
         if isinstance(error, ProviderError):
             self._retryable, self._retry_after = error.retryable, error.retry_after
         else:  # a transport failure may be retried; what the decoder found in a body may not
@@ -163,6 +229,8 @@ class StreamCall:
 
     def retry_delay(self, error: StreamError) -> float | None:
         """Seconds to wait before the next attempt, or None when `error` ends the call."""
+        if self._resume_next:
+            return self._resume_delay(error)
         if self.delivered:
             return None
         delay = retry_delay(
@@ -183,6 +251,45 @@ class StreamCall:
                 entry["status"] = error.status
             self._retries.append(entry)
             self._result = None
+        return delay
+
+    def _resumable(self, exc: BaseException) -> bool:
+        """Whether the stream's connection dropped (or went idle, or a resume met a 5xx/429)
+        while the server still has the stream, and the resumes are not used up."""
+        resume = self._resume
+        assert resume is not None
+        limits = self._resume_limits
+        if (
+            resume.response_id is None
+            or self.decoder.error is not None  # the server's error line, or a broken grammar
+            or resume.resumes >= limits.max_resumes
+            or resume.without_progress >= limits.max_without_progress
+        ):
+            return False
+        if exc is self._cut:
+            return True
+        if isinstance(exc, ProviderError):  # a refused resume
+            return self._resuming and exc.retryable
+        if isinstance(exc, httpx.TimeoutException) and self.past_deadline():
+            return False  # the attempt deadline bounds the call, resumed or not
+        return isinstance(exc, httpx.TransportError)
+
+    def _resume_delay(self, error: StreamError) -> float:
+        resume = self._resume
+        assert resume is not None
+        resume.reconnecting()
+        # right away after progress; then full-jitter backoff as for retries
+        failed = resume.without_progress - 1
+        delay = backoff_delay(self.retry, failed, self._random) if failed else 0.0
+        self._retries.append(
+            {
+                "type": "resume",
+                "resume": resume.resumes,
+                "after_seq": resume.last_seq,
+                "error": str(error),
+                "delay_s": round(delay, 3),
+            }
+        )
         return delay
 
     def interrupted(self, exc: BaseException) -> None:
@@ -254,6 +361,19 @@ class StreamCall:
         else:
             detail = f"the connection broke: {type(exc).__name__}: {exc}"
         return IncompleteStreamError(missing, detail)
+
+
+def _server_refusal(body: bytes) -> ModelstreamError | None:
+    """A modelstream server's refusal that is the library's own request error, else None."""
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    error = document.get("error") if isinstance(document, dict) else None
+    if not isinstance(error, dict):
+        return None
+    refused = error_from_wire(error, refusal=True)
+    return None if isinstance(refused, StreamError) else refused
 
 
 def _origin(url: str) -> str:

@@ -96,7 +96,6 @@ class Client(ClientSettings):
         self.close()
 
     def _events(self, plan: CallPlan, call: StreamCall) -> Generator[Event, None, None]:
-        req = plan.request
         timeout = self.timeouts.httpx_timeout(cap_read_by_attempt=True)
         try:
             while True:
@@ -104,6 +103,7 @@ class Client(ClientSettings):
                 response: httpx.Response | None = None
                 chunks: Iterator[bytes] | None = None
                 try:
+                    req = call.request(plan.request)  # the planned POST, or a resume
                     request = self._http.build_request(
                         req.method,
                         req.url,
@@ -112,7 +112,7 @@ class Client(ClientSettings):
                         timeout=timeout,
                     )
                     response = self._http.send(request, stream=True)
-                    if not call.accepts(response.status_code):
+                    if not call.accepts(response.status_code, response.headers):
                         body = _read_limited(response, MAX_ERROR_BODY)
                         raise call.http_error(response.status_code, response.headers, body)
                     chunks = _body(response)

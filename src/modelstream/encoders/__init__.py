@@ -16,6 +16,7 @@ _ENCODERS: dict[str, tuple[str, str]] = {
     "gemini-generate-content": ("gemini_generate_content", "GeminiGenerateContentEncoder"),
     "openai-embedding": ("openai_embedding", "OpenAIEmbeddingEncoder"),
     "gemini-embedding": ("gemini_embedding", "GeminiEmbeddingEncoder"),
+    "modelstream": ("modelstream", "ModelstreamEncoder"),  # a modelstream server (docs/server.md)
 }
 
 CLIENT_TYPES: tuple[str, ...] = tuple(_ENCODERS)

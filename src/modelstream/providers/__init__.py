@@ -7,6 +7,7 @@ from .anthropic_messages import AnthropicMessagesDecoder
 from .base import StreamDecoderAdapter
 from .gemini_embedding import GeminiEmbeddingDecoder
 from .gemini_generate_content import GeminiGenerateContentDecoder
+from .modelstream import ModelstreamDecoder
 from .openai_chat import OpenAIChatDecoder
 from .openai_embedding import OpenAIEmbeddingDecoder
 from .openai_responses import OpenAIResponsesDecoder
@@ -18,10 +19,14 @@ DECODERS: dict[str, type[StreamDecoderAdapter]] = {
     "gemini-generate-content": GeminiGenerateContentDecoder,
     "openai-embedding": OpenAIEmbeddingDecoder,
     "gemini-embedding": GeminiEmbeddingDecoder,
+    "modelstream": ModelstreamDecoder,  # a modelstream server's relayed events
 }
 
-# The streaming protocols: what `modelstream replay` and the corpus speak.
-PROTOCOLS: tuple[str, ...] = tuple(p for p, d in DECODERS.items() if d.framing == "sse")
+# The providers' streaming protocols: what `modelstream replay` and the corpus speak (a decoder
+# with `relayed = True` reads events a modelstream server relays, not a provider's wire).
+PROTOCOLS: tuple[str, ...] = tuple(
+    p for p, d in DECODERS.items() if d.framing == "sse" and not getattr(d, "relayed", False)
+)
 
 
 def decoder_class(protocol: str) -> type[StreamDecoderAdapter]:

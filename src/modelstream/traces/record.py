@@ -101,6 +101,8 @@ class TurnRecorder:
         """Note the item an event carries: the first delta of a group starts it, `.done` ends it."""
         for item in event["content_items"]:
             kind, _, phase = item["type"].rpartition(".")
+            if phase == "delta" and self._open:
+                continue  # the common case: a group already started, nothing to note
             at = max(0.0, round(event["created_at"] - self._started_ms, 1))
             if phase == "delta" and not self._open:
                 self._timeline.append({"type": kind, "start_ms": at, "end_ms": None})

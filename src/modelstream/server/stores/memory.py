@@ -96,7 +96,9 @@ class MemoryStore(StreamStore):
             self._sweep()
             if self._size + cost > self.max_bytes and not self._evict(cost):
                 raise StoreFullError(self.max_bytes)
-        self._add(stream, data, cost)
+        # orjson (≥3.12) hands back its ~4 KiB output buffer even for a short result: keep an
+        # exact-size copy, or a retained stream would hold ~17 times the bytes the cap counts
+        self._add(stream, b"".join((data, b"")), cost)
 
     async def finish(self, response_id: str, terminal: bytes | None = None) -> int:
         stream = self._get(response_id)
