@@ -19,11 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import IncompleteStreamError, ProviderError
+from ..errors import IncompleteStreamError
 from .base import int_or_none, load_json
-
-_RETRYABLE = {"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"}
-_RETRYABLE_CODES = {429, 500, 502, 503, 504}
+from .gemini_generate_content import gemini_error
 
 
 class GeminiEmbeddingDecoder:
@@ -78,18 +76,4 @@ class GeminiEmbeddingDecoder:
         )
 
     def _error(self, error: Any) -> None:
-        if not isinstance(error, dict):
-            error = {"message": str(error)}
-        status = error.get("status")
-        status = status if isinstance(status, str) else None
-        code = error.get("code")
-        code = code if isinstance(code, int | str) else None
-        self.sink.provider_error(
-            ProviderError(
-                str(error.get("message") or "the provider reported an error"),
-                error_type=status,
-                code=code,
-                retryable=status in _RETRYABLE or code in _RETRYABLE_CODES,
-                provider=self.sink.metadata.provider,
-            )
-        )
+        self.sink.provider_error(gemini_error(error, self.sink.metadata.provider))

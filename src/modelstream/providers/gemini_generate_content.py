@@ -344,22 +344,7 @@ class GeminiGenerateContentDecoder:
         )
 
     def _error(self, error: Any) -> None:
-        if not isinstance(error, dict):
-            error = {"message": str(error)}
-        status = error.get("status")
-        status = status if isinstance(status, str) else None
-        code = error.get("code")
-        code = code if isinstance(code, int | str) else None
-        self.sink.provider_error(
-            ProviderError(
-                str(error.get("message") or "the stream reported an error"),
-                error_type=status,
-                code=code,
-                retryable=status in _RETRYABLE or code in _RETRYABLE_CODES,
-                retry_after=_retry_delay(error.get("details")),
-                provider=self.sink.metadata.provider,
-            )
-        )
+        self.sink.provider_error(gemini_error(error, self.sink.metadata.provider))
 
     def _blocked(self, feedback: dict[str, Any]) -> None:
         reason = str(feedback["blockReason"])
@@ -536,3 +521,21 @@ class _ArgumentsWriter:
         parent[2] += 1
         if not parent[1]:
             out.append(orjson.dumps(str(step)).decode() + ":")
+
+
+def gemini_error(error: Any, provider: str | None) -> ProviderError:
+    """A Gemini `{"error": {code, message, status, details}}` object as a `ProviderError`."""
+    if not isinstance(error, dict):
+        error = {"message": str(error)}
+    status = error.get("status")
+    status = status if isinstance(status, str) else None
+    code = error.get("code")
+    code = code if isinstance(code, int | str) else None
+    return ProviderError(
+        str(error.get("message") or "the provider reported an error"),
+        error_type=status,
+        code=code,
+        retryable=status in _RETRYABLE or code in _RETRYABLE_CODES,
+        retry_after=_retry_delay(error.get("details")),
+        provider=provider,
+    )
