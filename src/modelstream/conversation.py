@@ -20,7 +20,7 @@ import orjson
 
 from .errors import ConversationBusyError, InvalidMessageError, ToolLoopLimitError
 from .results import FinalResponse, PartialResponse
-from .types import Config, DoneItem, Event, Message
+from .types import Config, DoneItem, Event, Message, ToolResultDone
 
 if TYPE_CHECKING:
     from .client import AsyncClient, Client
@@ -45,14 +45,25 @@ def tool_calls_of(message: Message) -> list[dict[str, Any]]:
     return [dict(item) for item in message["content_items"] if item["type"] == "tool_call.done"]
 
 
-def _result_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return orjson.dumps(value, default=str).decode()
+def _start_tool(tools: Mapping[str, Tool], call: dict[str, Any]) -> Any:
+    """Call the named tool with the call's arguments (its value may still be awaitable)."""
+    tool = tools.get(call["name"])
+    if tool is None:
+        raise LookupError(f"no tool named {call['name']!r} was given")
+    return tool(**call["arguments"])
 
 
-def _tool_error(name: str, exc: BaseException) -> str:
-    return f"error: tool {name!r} failed: {type(exc).__name__}: {exc}"
+def _tool_result(
+    call: dict[str, Any], value: Any = None, error: Exception | None = None
+) -> ToolResultDone:
+    """The result item the model reads: the value as text, or what went wrong (it may retry)."""
+    if error is not None:
+        text = f"error: tool {call['name']!r} failed: {type(error).__name__}: {error}"
+    elif isinstance(value, str):
+        text = value
+    else:
+        text = orjson.dumps(value, default=str).decode()
+    return {"type": "tool_result.done", "tool_call_id": call["tool_call_id"], "text": text}
 
 
 class _History:
@@ -147,18 +158,13 @@ class AsyncConversation(_History):
         return message
 
     async def _call(self, tools: Mapping[str, Tool], call: dict[str, Any]) -> DoneItem:
-        name = call["name"]
-        tool = tools.get(name)
         try:
-            if tool is None:
-                raise LookupError(f"no tool named {name!r} was given")
-            value = tool(**call["arguments"])
+            value = _start_tool(tools, call)
             if inspect.isawaitable(value):
                 value = await value
-            text = _result_text(value)
-        except Exception as exc:  # the model is told, and may retry
-            text = _tool_error(name, exc)
-        return {"type": "tool_result.done", "tool_call_id": call["tool_call_id"], "text": text}
+        except Exception as exc:
+            return _tool_result(call, error=exc)
+        return _tool_result(call, value)
 
 
 class Conversation(_History):
@@ -217,15 +223,10 @@ class Conversation(_History):
         return message
 
     def _call(self, tools: Mapping[str, Tool], call: dict[str, Any]) -> DoneItem:
-        name = call["name"]
-        tool = tools.get(name)
         try:
-            if tool is None:
-                raise LookupError(f"no tool named {name!r} was given")
-            value = tool(**call["arguments"])
+            value = _start_tool(tools, call)
             if isinstance(value, Awaitable):
                 raise TypeError("an async tool needs AsyncConversation")
-            text = _result_text(value)
-        except Exception as exc:  # the model is told, and may retry
-            text = _tool_error(name, exc)
-        return {"type": "tool_result.done", "tool_call_id": call["tool_call_id"], "text": text}
+        except Exception as exc:
+            return _tool_result(call, error=exc)
+        return _tool_result(call, value)
