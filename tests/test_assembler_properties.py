@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelstream import (
@@ -100,7 +100,7 @@ def _opens(block: Block) -> int | None:
     return None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     blocks=_blocks(),
     finish=st.sampled_from(["stop", "length", "unknown"]),

@@ -175,7 +175,7 @@ def test_the_paced_demo_prints_what_the_fast_one_does_within_a_few_seconds(demo_
     elapsed = time.monotonic() - started
     assert paced.returncode == 0, paced.stderr
     assert paced.stdout == demo_output
-    assert elapsed < 10
+    assert elapsed < 20  # about 2 s of pacing; a busy machine may triple it
 
 
 def test_demo_needs_no_key_and_ignores_the_keys_in_the_environment():

@@ -311,7 +311,7 @@ def proxy(server: LiveServer) -> Any:
 @settings(
     max_examples=24,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     mode=st.sampled_from(MODES),

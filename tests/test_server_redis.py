@@ -298,13 +298,13 @@ def test_a_reader_that_pauses_between_batches_keeps_its_lease(
     response stuck writing to a slow client still counts as a reader."""
 
     async def body() -> None:
-        store = store_factory(reader_lease_seconds=0.5)
+        store = store_factory(reader_lease_seconds=1.0)
         observer = store_factory()
         await store.create("r1")
         await store.append("r1", 1, b"x")
         reader = store.read("r1", 0, idle_timeout=5)
         assert await anext(reader) == [(1, b"x")]
-        for _ in range(8):  # 2 s: four leases long
+        for _ in range(12):  # 3 s: three leases long
             await asyncio.sleep(0.25)
             assert await observer.unread_seconds("r1") == 0.0
         await reader.aclose()
@@ -333,7 +333,7 @@ asyncio.run(main())
 def test_a_reader_whose_process_died_counts_as_gone_once_its_lease_lapses(
     redis_url: str, prefix: str
 ) -> None:
-    lease = 1.0
+    lease = 2.0
     store = RedisStore.from_url(redis_url, prefix=prefix)
     loop = asyncio.new_event_loop()
     loop.run_until_complete(store.create("r1"))
@@ -363,8 +363,8 @@ def test_a_reader_whose_process_died_counts_as_gone_once_its_lease_lapses(
         child.kill()
         child.communicate()
 
-    assert lapsed_after <= lease + 0.5  # a lease from the last renewal before the kill, no more
-    assert unread is not None and unread < 0.5  # counted from the lapse, not from the kill
+    assert lapsed_after <= lease + 1.0  # a lease from the last renewal before the kill, no more
+    assert unread is not None and unread < 1.0  # from the lapse, not the kill (>= 2/3 lease)
 
 
 def test_a_running_stream_whose_producer_went_silent_is_forgotten(
@@ -606,7 +606,7 @@ def joined(pieces: list[SSEStream]) -> SSEStream:
 @settings(
     max_examples=15,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     cuts=st.lists(st.integers(1, 4000), max_size=4),

@@ -238,7 +238,9 @@ BODY = st.fixed_dictionaries(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(body=BODY)
 def test_no_request_body_crashes_the_server(http: httpx.Client, body: dict[str, Any]) -> None:

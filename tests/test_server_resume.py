@@ -68,7 +68,7 @@ def server(serve: Serve) -> LiveServer:
 @settings(
     max_examples=25,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     cuts=st.lists(st.integers(1, 4000), max_size=4),

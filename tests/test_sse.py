@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelstream import FrameTooLargeError, IncompleteStreamError, SSEDecoder, SSEFrame
@@ -326,7 +326,7 @@ def _intended(specs: list[dict[str, object]]) -> list[SSEFrame]:
     return frames
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     specs=st.lists(_frame_specs(), max_size=6),
     eols=st.lists(_eol, min_size=1, max_size=8),
@@ -352,7 +352,7 @@ def test_random_frames_split_at_random_points_decode_to_the_intended_frames(spec
     assert decoder.comments == comments
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(specs=st.lists(_frame_specs(), max_size=4), eols=st.lists(_eol, min_size=1, max_size=4))
 def test_random_frames_fed_one_byte_at_a_time_decode_to_the_intended_frames(specs, eols):
     body = _encode(specs, eols, bom=True)

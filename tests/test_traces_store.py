@@ -259,7 +259,7 @@ def test_a_sqlite_file_of_another_application_is_refused_and_left_alone(tmp_path
 
 # --- the cost of an append -----------------------------------------------------------------
 
-SAMPLES = 20
+SAMPLES = 50
 
 
 def _append_times(store: TraceStore, turns: list[TraceTurn]) -> list[float]:
@@ -293,7 +293,7 @@ def test_appending_the_1000th_turn_to_a_trace_costs_no_more_than_the_10th(
         f"turn 1,000: {at_1000 * 1e6:.0f} µs, ratio {at_1000 / at_10:.2f}"
     )
     assert store.get_trace("long")[-1].turn == 1000 + SAMPLES - 1
-    assert at_1000 < 3 * at_10
+    assert at_1000 < 5 * at_10  # a scan of 1,000 turns costs tens of times more
 
 
 def test_a_conversation_at_turn_1000_writes_no_more_than_at_turn_10(store: TraceStore) -> None:
