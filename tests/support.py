@@ -1,7 +1,7 @@
 """Test support: the shared corpus, a loopback HTTP server that replays bodies, and decoding.
 
 The corpus is read in place from `../shared/corpus` beside the clone (or `MODELSTREAM_CORPUS`).
-When it is missing, corpus tests fail under CI and skip elsewhere.
+When it is missing, corpus tests fail under CI (`.ci/run` sets CI=true) and skip elsewhere.
 """
 
 from __future__ import annotations

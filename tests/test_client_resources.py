@@ -261,6 +261,36 @@ def test_an_async_stream_stopped_mid_way_leaves_no_task_and_no_connection(
     assert_stopped_and_released(emu, ROUNDS)
 
 
+@needs_proc
+def test_an_async_stream_cancelled_while_waiting_for_headers_leaves_nothing(
+    emu: Emulator,
+) -> None:
+    port = int(emu.url.rsplit(":", 1)[1])
+
+    async def run() -> None:
+        before = other_tasks()
+        async with AsyncClient(
+            MODELS["anthropic-messages"],
+            api_key=API_KEY,
+            base_url=emu.base_url("anthropic-messages"),
+        ) as client:
+            for served in range(1, ROUNDS + 1):
+                emu.queue(Reply.turn(Turn.text("late"), delay_first_byte=5))
+                stream = client.stream(HELLO)
+                task = asyncio.create_task(anext(stream))
+                await emu.wait_for_requests_async(served)
+                assert open_connections(port) == 1
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                assert open_connections(port) == 0
+                assert other_tasks() == before
+                assert stream.result is not None and stream.result.status == "cancelled"
+
+    asyncio.run(run())
+    assert_stopped_and_released(emu, ROUNDS)
+
+
 def stop_by_breaking(client: Client, port: int) -> None:
     stream = client.stream(HELLO)
     for count, _ in enumerate(stream, 1):
