@@ -3,30 +3,25 @@ contract of test_server_store.py, what only a shared store must do (leases, caps
 from several processes, a dead reader or producer), and resumes served by a second server
 instance that shares the Redis with the first.
 
-The session's `redis-server` listens on 127.0.0.1 on a free port, keeps nothing on disk, and is
-stopped at the end. Without the binary these tests are skipped, except under CI, where they fail.
+The session's `redis-server` (test_redis_support.py) listens on 127.0.0.1 on a free port, keeps
+nothing on disk, and is stopped at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,6 +37,7 @@ from modelstream.server.stores import (
 from modelstream.server.stores.memory import MAX_BATCH
 from modelstream.server.stores.redis import RedisStore, check_reachable, redacted_url
 from modelstream.testing import Emulator, Reply
+from test_redis_support import free_port
 from test_server_resume import (
     STORY,
     first_piece,
@@ -61,80 +57,13 @@ from test_server_support import (
     stream_body,
 )
 
-pytest_plugins = ["test_server_support"]
+pytest_plugins = ["test_server_support", "test_redis_support"]
 
 StoreFactory = Callable[..., StreamStore]
 
 # Every contract test of test_server_store.py, collected here a second time: this module's
 # `store_factory` fixture hands them a `RedisStore` instead of the stores they were written for.
 globals().update({name: test for name, test in vars(contract).items() if name.startswith("test_")})
-
-
-# --- a real redis-server for the session ----------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _start_redis(binary: str, folder: Path) -> tuple[subprocess.Popen[bytes], str] | None:
-    """redis-server on a free port, once it answers PING; None if it exited (port taken)."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            *(binary, "--bind", "127.0.0.1", "--port", str(port)),
-            *("--save", "", "--appendonly", "no", "--dir", str(folder)),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 10
-    while process.poll() is None and time.monotonic() < deadline:
-        try:
-            with redis.Redis.from_url(url, socket_timeout=1) as client:
-                client.ping()
-            return process, url
-        except redis.ConnectionError:
-            time.sleep(0.02)
-    process.kill()
-    process.wait()
-    return None
-
-
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of this session's redis-server."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        reason = "redis-server is not installed (Debian: apt-get install -y redis-server)"
-        if os.environ.get("CI"):
-            pytest.fail(reason + "; CI must install it")
-        pytest.skip(reason)
-    folder = tmp_path_factory.mktemp("redis")
-    for _ in range(5):  # another process may take the free port before redis-server binds it
-        started = _start_redis(binary, folder)
-        if started is not None:
-            break
-    else:
-        pytest.fail("redis-server did not start on 127.0.0.1")
-    process, url = started
-    yield url
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-@pytest.fixture
-def prefix() -> str:
-    """Keys of its own for each test: stores of one test share them, other tests' don't."""
-    return f"mstest:{uuid.uuid4().hex[:12]}:"
 
 
 def redis_factory(url: str, prefix: str) -> StoreFactory:
@@ -530,7 +459,7 @@ def test_an_expired_stream_gives_its_bytes_back(store_factory: StoreFactory) -> 
 
 def test_an_unreachable_redis_is_a_store_error(prefix: str) -> None:
     async def body() -> None:
-        store = RedisStore.from_url(f"redis://127.0.0.1:{_free_port()}/0", prefix=prefix)
+        store = RedisStore.from_url(f"redis://127.0.0.1:{free_port()}/0", prefix=prefix)
         with pytest.raises(StoreError, match="the Redis store failed: ConnectionError"):
             await store.create("r1")
         with pytest.raises(StoreError):
@@ -565,7 +494,7 @@ def test_a_start_up_check_names_an_unreachable_redis_without_its_password(
     redis_url: str,
 ) -> None:
     check_reachable(redis_url)
-    closed = f"redis://:hunter2secret@127.0.0.1:{_free_port()}/0"
+    closed = f"redis://:hunter2secret@127.0.0.1:{free_port()}/0"
     with pytest.raises(StoreError, match="cannot reach Redis at redis://:\\*\\*\\*@127") as caught:
         check_reachable(closed, timeout=1)
     assert "hunter2secret" not in str(caught.value)

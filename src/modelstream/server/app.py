@@ -29,6 +29,7 @@ from .auth import BearerKeys
 from .config import ServerSettings
 from .errors import Refusal, invalid_request, not_found, unauthorized
 from .limits import read_body
+from .logs import hide_response_ids
 from .metrics import CONTENT_TYPE, ServerMetrics
 from .stores import MemoryStore, StreamStore
 from .streams import StreamRelay
@@ -53,13 +54,16 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         metrics.requests.inc(route, refusal.outcome)
         return JSONResponse(refusal.body(), refusal.status, headers=refusal.headers)
 
-    def check_key(request: Request) -> None:
-        if not keys.allows(request.headers.get("authorization")):
+    def check_key(request: Request) -> str:
+        """The caller's owner hash (auth.py), or a 401 `Refusal`."""
+        authorization = request.headers.get("authorization")
+        if not keys.allows(authorization):
             raise unauthorized()
+        return keys.owner(authorization)
 
     async def post_stream(request: Request) -> Response:
         try:
-            check_key(request)
+            owner = check_key(request)
             body = await read_body(request, settings.limits.max_body_bytes)
             try:
                 call = wire.parse_stream_request(body)
@@ -70,7 +74,7 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
                         "the models this server serves",
                         outcome="unknown_model",
                     )
-                response_id = await relay.start(entry, call)
+                response_id = await relay.start(entry, call, owner)
             except ModelstreamError as exc:  # messages or config the upstream cannot take
                 raise _bad_input(exc) from None
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -90,11 +94,14 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
     async def resume_stream(request: Request) -> Response:
         response_id = request.path_params["response_id"]
         try:
-            check_key(request)
+            owner = check_key(request)
             after = wire.parse_resume_point(
                 response_id, request.headers.get("last-event-id"), request.query_params.get("after")
             )
-            if not wire.is_response_id(response_id) or not await store.exists(response_id):
+            # another key's stream is "not found" too: a resume never tells a stream exists
+            if not wire.is_response_id(response_id) or not await relay.readable_by(
+                response_id, owner
+            ):
                 raise not_found(
                     f"no stream {response_id!r}: it never existed, or it finished more than "
                     f"{settings.retain_seconds:g} s ago (retain_seconds)"
@@ -138,7 +145,8 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         return JSONResponse(refusal.body(), refusal.status)
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        log.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path)
+        path = hide_response_ids(request.url.path)
+        log.error("unhandled %s on %s %s", type(exc).__name__, request.method, path)
         body = {"error": {"type": "InternalServerError", "message": "the server failed"}}
         return JSONResponse(body, 500)
 

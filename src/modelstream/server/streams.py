@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import os
 import time
@@ -31,6 +32,7 @@ from . import wire
 from .config import ModelEntry, ServerSettings
 from .errors import Refusal, StreamCancelledError, abandoned, shutting_down
 from .limits import StreamSlots
+from .logs import stream_ref
 from .metrics import ServerMetrics
 from .stores import StoreError, StoreFullError, StoreLimitError, StreamStore, UnknownStreamError
 from .wire import StreamRequest
@@ -116,14 +118,15 @@ class StreamRelay:
 
     # --- producing --------------------------------------------------------------------------
 
-    async def start(self, entry: ModelEntry, request: StreamRequest) -> str:
+    async def start(self, entry: ModelEntry, request: StreamRequest, owner: str = "") -> str:
         """Plan the upstream call (raising the library's errors for bad messages or config),
-        take a slot (or a 429 `Refusal`), register the stream and start its producer."""
+        take a slot (or a 429 `Refusal`), register the stream for `owner` (auth.py) and start
+        its producer."""
         stream = self._client(entry).stream(request.messages, request.config)
         self.slots.acquire()
         response_id = wire.new_response_id()
         try:
-            await self.store.create(response_id)
+            await self.store.create(response_id, owner)
         except StoreFullError as exc:
             self.slots.release()
             raise Refusal(
@@ -131,13 +134,7 @@ class StreamRelay:
             ) from None
         except StoreError:
             self.slots.release()
-            raise Refusal(
-                503,
-                "StoreUnavailableError",
-                "the server's stream store is unavailable; retry later",
-                outcome="store_unavailable",
-                headers={"retry-after": "1"},
-            ) from None
+            raise _store_unavailable() from None
         except BaseException:
             self.slots.release()
             raise
@@ -214,7 +211,7 @@ class StreamRelay:
         ttfe = progress.first_event_at
         log.info(
             "stream %s model=%s outcome=%s events=%d%s ttfe_ms=%s total_ms=%.0f",
-            response_id,
+            stream_ref(response_id),
             entry.server_model_id,
             outcome,
             progress.seq,
@@ -235,7 +232,11 @@ class StreamRelay:
             try:
                 unread = await self.store.unread_seconds(response_id)
             except StoreError as exc:  # a store hiccup is not a reader leaving: ask again
-                log.warning("stream %s: asking the store for readers failed: %s", response_id, exc)
+                log.warning(
+                    "stream %s: asking the store for readers failed: %s",
+                    stream_ref(response_id),
+                    exc,
+                )
                 continue
             if unread is not None and unread >= grace:
                 pump.cancel()
@@ -278,11 +279,11 @@ class StreamRelay:
             return dumps(error_object(exc))
         except StoreError as exc:
             progress.error_type = type(exc).__name__
-            log.error("stream %s: the store failed: %s", response_id, exc)
+            log.error("stream %s: the store failed: %s", stream_ref(response_id), exc)
             return dumps(_INTERNAL)
         except Exception:
             progress.error_type = "InternalServerError"
-            log.exception("stream %s: relaying failed", response_id)
+            log.exception("stream %s: relaying failed", stream_ref(response_id))
             return dumps(_INTERNAL)
         return None
 
@@ -295,6 +296,15 @@ class StreamRelay:
         self.metrics.tokens.inc(model, "out", amount=tokens_out)
 
     # --- reading ----------------------------------------------------------------------------
+
+    async def readable_by(self, response_id: str, owner: str) -> bool:
+        """Whether the stream is stored and was started with the key `owner` hashes: a stream
+        of another key reads as unknown, so a resume does not tell it exists."""
+        try:
+            stored = await self.store.owner(response_id)
+        except StoreError:
+            raise _store_unavailable() from None
+        return stored is not None and hmac.compare_digest(stored, owner)
 
     async def sse(self, response_id: str, after_seq: int) -> AsyncIterator[bytes]:
         """The SSE body of a stream from `after_seq` on: stored events, then live ones, then
@@ -309,9 +319,19 @@ class StreamRelay:
         except UnknownStreamError as exc:
             yield wire.error_frame({"error": {"type": "NotFoundError", "message": str(exc)}})
         except StoreError as exc:
-            log.error("stream %s: reading from the store failed: %s", response_id, exc)
+            log.error("stream %s: reading from the store failed: %s", stream_ref(response_id), exc)
             yield wire.error_frame(_INTERNAL)
         yield wire.DONE
+
+
+def _store_unavailable() -> Refusal:
+    return Refusal(
+        503,
+        "StoreUnavailableError",
+        "the server's stream store is unavailable; retry later",
+        outcome="store_unavailable",
+        headers={"retry-after": "1"},
+    )
 
 
 def _cancelled(error: StreamCancelledError, progress: _Progress) -> bytes:

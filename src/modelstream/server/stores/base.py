@@ -83,8 +83,9 @@ class StreamStore(ABC):
     """An append-only event log per response id (module docstring)."""
 
     @abstractmethod
-    async def create(self, response_id: str) -> None:
-        """Register an empty, running stream. Raises `StoreFullError` when the store is full."""
+    async def create(self, response_id: str, owner: str = "") -> None:
+        """Register an empty, running stream, bound to `owner` (a hash of the key that started
+        it, never the key). Raises `StoreFullError` when the store is full."""
 
     @abstractmethod
     async def append(self, response_id: str, seq: int, data: bytes) -> None:
@@ -109,6 +110,10 @@ class StreamStore(ABC):
     @abstractmethod
     async def exists(self, response_id: str) -> bool:
         """Whether the stream is stored (running, or finished and not yet expired)."""
+
+    @abstractmethod
+    async def owner(self, response_id: str) -> str | None:
+        """The `owner` the stream was created with; None for an unknown stream."""
 
     @abstractmethod
     async def unread_seconds(self, response_id: str) -> float | None:

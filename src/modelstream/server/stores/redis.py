@@ -4,7 +4,8 @@ that a resume can reach any instance behind a load balancer.
 Theory of operation. Each stream is three keys under `{prefix}s:{response_id}`:
 
     :meta     hash     seq (last entry), done (0/1), left (ms: when the last reader left),
-                       kept (1 once `expire` set the retention)
+                       kept (1 once `expire` set the retention), owner (the hash of the key
+                       that started the stream, never the key)
     :events   stream   entry `<seq>-0` {d: data} per event; `<last>-1` {end: 1} marks finished
     :readers  zset     reader token -> lease end (ms), one member per open `read` iterator
 
@@ -55,6 +56,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..logs import stream_ref
 from .base import (
     Entry,
     StoreError,
@@ -137,7 +139,7 @@ end
 """
 )
 
-# ARGV[3] max_bytes, ARGV[4] bytes a new stream needs free, ARGV[5] orphan ms
+# ARGV[3] max_bytes, ARGV[4] bytes a new stream needs free, ARGV[5] orphan ms, ARGV[6] owner
 _CREATE = """
 local now = now_ms()
 sweep(now)
@@ -149,7 +151,7 @@ if meta[1] then
 end
 if not evict(tonumber(ARGV[4]), tonumber(ARGV[3])) then return 'full' end
 redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HSET', KEYS[1], 'seq', 0, 'done', 0, 'left', now, 'kept', 0)
+redis.call('HSET', KEYS[1], 'seq', 0, 'done', 0, 'left', now, 'kept', 0, 'owner', ARGV[6])
 redis.call('HSET', KEYS[5], rid, 0)
 touch(now, tonumber(ARGV[5]))
 return 'ok'
@@ -324,9 +326,9 @@ class RedisStore(StreamStore):
 
     # --- the contract -----------------------------------------------------------------------
 
-    async def create(self, response_id: str) -> None:
+    async def create(self, response_id: str, owner: str = "") -> None:
         reply = await self._run(
-            self._create, response_id, self.max_bytes, self.max_bytes // 16, self._orphan_ms
+            self._create, response_id, self.max_bytes, self.max_bytes // 16, self._orphan_ms, owner
         )
         if reply == b"exists":
             raise ValueError(f"stream {response_id!r} already exists")
@@ -425,6 +427,13 @@ class RedisStore(StreamStore):
         with _store_errors():
             return bool(await self.client.exists(self._keys(response_id)[0]))
 
+    async def owner(self, response_id: str) -> str | None:
+        with _store_errors():
+            seq, owner = await self.client.hmget(self._keys(response_id)[0], ["seq", "owner"])
+        if seq is None:
+            return None
+        return owner.decode("ascii", "replace") if isinstance(owner, bytes) else owner or ""
+
     async def unread_seconds(self, response_id: str) -> float | None:
         reply = await self._run(self._unread, response_id, self._orphan_ms)
         if reply[0] == b"unknown":
@@ -468,7 +477,9 @@ class RedisStore(StreamStore):
         try:
             await self._run(self._leave, response_id, token)
         except StoreError as exc:
-            log.warning("stream %s: removing a reader's lease failed: %s", response_id, exc)
+            log.warning(
+                "stream %s: removing a reader's lease failed: %s", stream_ref(response_id), exc
+            )
 
     def _start_refresher(self) -> None:
         if self._refresher is None or self._refresher.done():
