@@ -172,12 +172,16 @@ def test_the_models_route_lists_served_ids_in_the_openai_shape(serve: Serve) -> 
     }
 
 
-def test_healthz_answers_without_a_key(serve: Serve) -> None:
+def test_healthz_answers_without_a_key_and_reports_the_store(serve: Serve) -> None:
     server = serve()
     health = httpx.get(server.url + "/healthz")
 
     assert health.status_code == 200
-    assert health.json() == {"status": "ok", "streams_in_flight": 0}
+    assert health.json() == {
+        "status": "ok",
+        "streams_in_flight": 0,
+        "store": {"kind": "memory", "status": "ok"},
+    }
 
 
 def test_metrics_count_outcomes_latency_and_tokens(serve: Serve, emu: Emulator) -> None:

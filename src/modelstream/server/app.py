@@ -5,7 +5,7 @@ capacity, and turns a refusal into its status and `{"error": {...}}` body.
     POST /v1/stream                    a new stream (SPEC §7), `X-Response-Id` header
     GET  /v1/streams/{response_id}     resume: `Last-Event-ID: <response_id>:<seq>` or ?after=
     GET  /v1/models                    served model ids, OpenAI list shape
-    GET  /healthz                      liveness, no key needed
+    GET  /healthz                      health (503 while the store is unavailable), no key needed
     GET  /metrics                      Prometheus text, no key needed
 """
 
@@ -31,7 +31,7 @@ from .errors import Refusal, invalid_request, not_found, unauthorized
 from .limits import read_body
 from .logs import hide_response_ids
 from .metrics import CONTENT_TYPE, ServerMetrics
-from .stores import MemoryStore, StreamStore
+from .stores import MemoryStore, StoreError, StreamStore
 from .streams import StreamRelay
 
 log = logging.getLogger("modelstream.server")
@@ -127,7 +127,16 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         return JSONResponse({"object": "list", "data": data})
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "streams_in_flight": relay.in_flight})
+        """200 while the store serves, else 503: no new stream could start (docs/server.md)."""
+        try:
+            await store.check()
+        except StoreError as exc:  # the detail (an address) goes to the log, not to probes
+            log.warning("health check: the %s store is unavailable: %s", store.kind, exc)
+            health = {"kind": store.kind, "status": "unavailable"}
+            body = {"status": "unavailable", "streams_in_flight": relay.in_flight, "store": health}
+            return JSONResponse(body, 503)
+        health = {"kind": store.kind, "status": "ok"}
+        return JSONResponse({"status": "ok", "streams_in_flight": relay.in_flight, "store": health})
 
     async def metrics_text(request: Request) -> Response:
         return PlainTextResponse(metrics.render(), media_type=CONTENT_TYPE)

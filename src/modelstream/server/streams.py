@@ -9,6 +9,10 @@ The producer never waits for a reader: it relays at the upstream's pace, bounded
 caps. When no reader has been attached for `resume_grace_seconds` (the client dropped and did
 not come back), the producer cancels the upstream call and ends the stream with a
 `StreamCancelledError` entry. A finished stream stays readable for `retain_seconds`.
+
+The producer sends the store a heartbeat every second (its lease, in a shared store). A reader
+that finds the producer gone without an end (its server died, or lost Redis mid-stream) ends
+the stream for every reader with a `ProducerLostError` entry.
 """
 
 from __future__ import annotations
@@ -34,7 +38,15 @@ from .errors import Refusal, StreamCancelledError, abandoned, shutting_down
 from .limits import StreamSlots
 from .logs import stream_ref
 from .metrics import ServerMetrics
-from .stores import StoreError, StoreFullError, StoreLimitError, StreamStore, UnknownStreamError
+from .stores import (
+    ProducerLostError,
+    StoreError,
+    StoreFullError,
+    StoreLimitError,
+    StoreUnavailableError,
+    StreamStore,
+    UnknownStreamError,
+)
 from .wire import StreamRequest
 
 log = logging.getLogger("modelstream.server")
@@ -230,7 +242,7 @@ class StreamRelay:
             if done:
                 return pump.result()
             try:
-                unread = await self.store.unread_seconds(response_id)
+                unread = await self.store.heartbeat(response_id)
             except StoreError as exc:  # a store hiccup is not a reader leaving: ask again
                 log.warning(
                     "stream %s: asking the store for readers failed: %s",
@@ -280,6 +292,8 @@ class StreamRelay:
         except StoreError as exc:
             progress.error_type = type(exc).__name__
             log.error("stream %s: the store failed: %s", stream_ref(response_id), exc)
+            if isinstance(exc, StoreUnavailableError):  # stored only if the store is back
+                return dumps(_store_lost("while relaying this stream", "retry the turn"))
             return dumps(_INTERNAL)
         except Exception:
             progress.error_type = "InternalServerError"
@@ -309,19 +323,50 @@ class StreamRelay:
     async def sse(self, response_id: str, after_seq: int) -> AsyncIterator[bytes]:
         """The SSE body of a stream from `after_seq` on: stored events, then live ones, then
         `[DONE]`; keep-alive comments while nothing arrives."""
-        reader = self.store.read(
-            response_id, after_seq, idle_timeout=self.settings.keepalive_seconds
-        )
-        try:
-            async with contextlib.aclosing(reader) as batches:
-                async for batch in batches:
-                    yield wire.frames(response_id, batch) if batch else wire.KEEPALIVE
-        except UnknownStreamError as exc:
-            yield wire.error_frame({"error": {"type": "NotFoundError", "message": str(exc)}})
-        except StoreError as exc:
-            log.error("stream %s: reading from the store failed: %s", stream_ref(response_id), exc)
-            yield wire.error_frame(_INTERNAL)
+        after = after_seq
+        while True:
+            reader = self.store.read(
+                response_id, after, idle_timeout=self.settings.keepalive_seconds
+            )
+            try:
+                async with contextlib.aclosing(reader) as batches:
+                    async for batch in batches:
+                        if batch:
+                            after = batch[-1][0]
+                        yield wire.frames(response_id, batch) if batch else wire.KEEPALIVE
+            except ProducerLostError as exc:
+                if await self._end_orphaned(response_id, exc):
+                    continue  # read on: its error line, then the end
+                yield wire.error_frame(_store_lost("while reading this stream", "resume later"))
+            except UnknownStreamError as exc:
+                yield wire.error_frame({"error": {"type": "NotFoundError", "message": str(exc)}})
+            except StoreError as exc:
+                ref = stream_ref(response_id)
+                log.error("stream %s: reading from the store failed: %s", ref, exc)
+                if isinstance(exc, StoreUnavailableError):  # no id: the client may resume
+                    yield wire.error_frame(_store_lost("while reading this stream", "resume later"))
+                else:
+                    yield wire.error_frame(_INTERNAL)
+            break
         yield wire.DONE
+
+    async def _end_orphaned(self, response_id: str, lost: ProducerLostError) -> bool:
+        """Finish a stream whose producer is gone with `lost` as its error line (or see that it
+        finished, or that its producer came back, meanwhile); False if the store failed."""
+        log.warning("stream %s: %s", stream_ref(response_id), lost)
+        try:
+            if await self.store.finish_orphaned(response_id, dumps(error_object(lost))):
+                await self.store.expire(response_id, self.settings.retain_seconds)
+        except StoreError as exc:
+            log.error("stream %s: ending it failed: %s", stream_ref(response_id), exc)
+            return False
+        return True
+
+
+def _store_lost(doing: str, then: str) -> dict[str, dict[str, str]]:
+    """The error line of a stream whose store went away `doing` something."""
+    message = f"the server lost its stream store {doing}; {then}"
+    return {"error": {"type": StoreUnavailableError.__name__, "message": message}}
 
 
 def _store_unavailable() -> Refusal:

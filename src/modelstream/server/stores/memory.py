@@ -51,6 +51,8 @@ class _Stream:
 class MemoryStore(StreamStore):
     """The in-process stream store (module docstring)."""
 
+    kind = "memory"
+
     def __init__(
         self,
         *,
