@@ -26,6 +26,8 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import httpx
+
 from ..client import AsyncClient, AsyncEventStream, RetryPolicy, Timeouts
 from ..errors import StreamError
 from ..jsonwire import dumps, error_object
@@ -86,6 +88,7 @@ class StreamRelay:
         self.metrics = metrics
         self.slots = StreamSlots(settings.limits.max_concurrent_streams)
         self._clients: dict[str, AsyncClient] = {}
+        self._pools: list[httpx.AsyncClient] = []  # the clients' connection pools
         self._tasks: set[asyncio.Task[None]] = set()
         self._trace_sinks = resolve_sinks(settings.traces, os.environ)
         grace = settings.resume_grace_seconds
@@ -101,13 +104,22 @@ class StreamRelay:
     def _client(self, entry: ModelEntry) -> AsyncClient:
         client = self._clients.get(entry.server_model_id)
         if client is None:
+            timeouts = Timeouts(idle=entry.idle_timeout_seconds)
+            # every stream this process may run at once could be on this model: one connection
+            # each, or the streams past httpx's default pool (100) would queue for one
+            pool = httpx.AsyncClient(
+                timeout=timeouts.httpx_timeout(),
+                limits=httpx.Limits(max_connections=self.settings.limits.max_concurrent_streams),
+            )
+            self._pools.append(pool)
             client = self._clients[entry.server_model_id] = AsyncClient(
                 entry.model,
                 api_key=entry.api_key.reveal() if entry.api_key else None,
                 base_url=entry.base_url,
                 client_type=entry.client_type,
                 retry=RetryPolicy(max_attempts=entry.max_attempts),
-                timeouts=Timeouts(idle=entry.idle_timeout_seconds),
+                timeouts=timeouts,
+                http_client=pool,
                 traces=False,  # the relay records every served turn itself, as "server"
             )
         return client
@@ -121,7 +133,10 @@ class StreamRelay:
             await asyncio.wait(tasks, timeout=5)
         for client in self._clients.values():
             await client.aclose()
+        for pool in self._pools:  # given to the clients, so theirs to close is not
+            await pool.aclose()
         self._clients.clear()
+        self._pools.clear()
         close_sinks(self._trace_sinks)
 
     @property
