@@ -14,6 +14,7 @@ import redis
 
 from modelstream.server.stores.redis import RedisStore
 from modelstream.testing import Emulator, Reply, Turn
+from test_server_command import ServeProcess, config_file, running  # noqa: F401 - fixtures
 from test_server_support import AUTH, CLIENT_KEY, Serve, post_stream, read_sse, stream_body
 
 pytest_plugins = ["test_server_support", "test_redis_support"]
@@ -130,3 +131,21 @@ def _everything_under(url: str, prefix: str) -> bytes:
             elif kind == b"string":
                 out.append(client.get(key) or b"")
     return b"\n".join(out)
+
+
+def test_modelstream_serve_logs_no_whole_response_id(
+    running: tuple[ServeProcess, str],  # noqa: F811 - the fixture imported above
+    emu: Emulator,
+) -> None:
+    server, url = running
+    emu.queue(Reply.turn(Turn.text("served by a process")))
+    with httpx.Client(base_url=url) as http:
+        stream = post_stream(http, stream_body("claude"))
+        resumed = read_sse(http.get(f"/v1/streams/{stream.response_id}?after=1", headers=AUTH))
+    assert server.stop() == 0
+    output = "".join(server.output)
+
+    assert stream.response_id is not None and resumed.done
+    assert stream.response_id not in output
+    assert f"stream {stream.response_id[:13]}... model=claude outcome=stop" in output
+    assert f'"GET /v1/streams/{stream.response_id[:13]}...?after=1 HTTP/1.1" 200' in output
