@@ -333,7 +333,7 @@ class StreamRelay:
             stored = await self.store.owner(response_id)
         except StoreError:
             raise _store_unavailable() from None
-        return stored is not None and hmac.compare_digest(stored, owner)
+        return stored is not None and hmac.compare_digest(stored.encode(), owner.encode())
 
     async def sse(self, response_id: str, after_seq: int) -> AsyncIterator[bytes]:
         """The SSE body of a stream from `after_seq` on: stored events, then live ones, then
