@@ -3,37 +3,34 @@ contract of test_server_store.py, what only a shared store must do (leases, caps
 from several processes, a dead reader or producer), and resumes served by a second server
 instance that shares the Redis with the first.
 
-The session's `redis-server` listens on 127.0.0.1 on a free port, keeps nothing on disk, and is
-stopped at the end. Without the binary these tests are skipped, except under CI, where they fail.
+The session's `redis-server` (test_redis_support.py) listens on 127.0.0.1 on a free port, keeps
+nothing on disk, and is stopped at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import test_server_store as contract
+from modelstream import SSEDecoder
 from modelstream.server.stores import (
     Entry,
     MemoryStore,
+    ProducerLostError,
     StoreError,
     StoreFullError,
     StreamStore,
@@ -42,6 +39,7 @@ from modelstream.server.stores import (
 from modelstream.server.stores.memory import MAX_BATCH
 from modelstream.server.stores.redis import RedisStore, check_reachable, redacted_url
 from modelstream.testing import Emulator, Reply
+from test_redis_support import EVERY_WRITE_ON_DISK, RedisProcess, free_port
 from test_server_resume import (
     STORY,
     first_piece,
@@ -61,80 +59,13 @@ from test_server_support import (
     stream_body,
 )
 
-pytest_plugins = ["test_server_support"]
+pytest_plugins = ["test_server_support", "test_redis_support"]
 
 StoreFactory = Callable[..., StreamStore]
 
 # Every contract test of test_server_store.py, collected here a second time: this module's
 # `store_factory` fixture hands them a `RedisStore` instead of the stores they were written for.
 globals().update({name: test for name, test in vars(contract).items() if name.startswith("test_")})
-
-
-# --- a real redis-server for the session ----------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _start_redis(binary: str, folder: Path) -> tuple[subprocess.Popen[bytes], str] | None:
-    """redis-server on a free port, once it answers PING; None if it exited (port taken)."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            *(binary, "--bind", "127.0.0.1", "--port", str(port)),
-            *("--save", "", "--appendonly", "no", "--dir", str(folder)),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 10
-    while process.poll() is None and time.monotonic() < deadline:
-        try:
-            with redis.Redis.from_url(url, socket_timeout=1) as client:
-                client.ping()
-            return process, url
-        except redis.ConnectionError:
-            time.sleep(0.02)
-    process.kill()
-    process.wait()
-    return None
-
-
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of this session's redis-server."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        reason = "redis-server is not installed (Debian: apt-get install -y redis-server)"
-        if os.environ.get("CI"):
-            pytest.fail(reason + "; CI must install it")
-        pytest.skip(reason)
-    folder = tmp_path_factory.mktemp("redis")
-    for _ in range(5):  # another process may take the free port before redis-server binds it
-        started = _start_redis(binary, folder)
-        if started is not None:
-            break
-    else:
-        pytest.fail("redis-server did not start on 127.0.0.1")
-    process, url = started
-    yield url
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-@pytest.fixture
-def prefix() -> str:
-    """Keys of its own for each test: stores of one test share them, other tests' don't."""
-    return f"mstest:{uuid.uuid4().hex[:12]}:"
 
 
 def redis_factory(url: str, prefix: str) -> StoreFactory:
@@ -384,7 +315,7 @@ def test_a_running_stream_whose_producer_went_silent_is_forgotten(
     run(body)
 
 
-def test_a_producer_asking_whether_anyone_reads_keeps_its_stream(
+def test_a_producer_sending_heartbeats_keeps_its_stream(
     store_factory: StoreFactory,
 ) -> None:
     async def body() -> None:
@@ -392,12 +323,56 @@ def test_a_producer_asking_whether_anyone_reads_keeps_its_stream(
         await store.create("r1")
         for _ in range(12):  # 1.2 s, well past orphan_seconds
             await asyncio.sleep(0.1)
-            assert await store.unread_seconds("r1") is not None
+            assert await store.heartbeat("r1") is not None
         assert await store.exists("r1")
         await store.finish("r1")
         await store.expire("r1", 60)
         await asyncio.sleep(0.5)  # a finished stream keeps its retention, heartbeat or not
         assert await store.exists("r1")
+        await store.aclose()
+
+    run(body)
+
+
+def test_a_reader_reports_a_producer_whose_lease_lapsed_and_the_stream_can_then_be_ended(
+    store_factory: StoreFactory,
+) -> None:
+    async def body() -> None:
+        store = store_factory(producer_lease_seconds=0.3)
+        await store.create("r1")
+        await store.append("r1", 1, b"before the producer died")
+        started = time.monotonic()
+        with pytest.raises(ProducerLostError, match="stopped renewing its lease") as lost:
+            await asyncio.wait_for(read_all(store, "r1"), 10)
+        waited = time.monotonic() - started
+        assert 2.0 <= waited < 6  # the lapse, watched for LAPSE_CONFIRM_SECONDS
+        assert lost.value.fields()["partial_status"] == "incomplete"
+        assert await store.finish_orphaned("r1", b"the error line")
+        assert not await store.finish_orphaned("r1", b"a second reader's")  # ended once
+        assert await read_all(store, "r1") == [
+            (1, b"before the producer died"),
+            (2, b"the error line"),
+        ]
+        await store.aclose()
+
+    run(body)
+
+
+def test_a_producer_that_keeps_renewing_is_never_taken_as_lost(
+    store_factory: StoreFactory,
+) -> None:
+    async def body() -> None:
+        store = store_factory(producer_lease_seconds=0.3)
+        await store.create("r1")
+        reader = asyncio.create_task(read_all(store, "r1"))
+        for _ in range(30):  # 3 s: ten leases, past the confirmation time
+            await asyncio.sleep(0.1)
+            assert await store.heartbeat("r1") == 0.0
+        assert not reader.done()
+        assert not await store.finish_orphaned("r1", b"must not be stored")
+        await store.append("r1", 1, b"alive")
+        await store.finish("r1")
+        assert await asyncio.wait_for(reader, 5) == [(1, b"alive")]
         await store.aclose()
 
     run(body)
@@ -530,7 +505,7 @@ def test_an_expired_stream_gives_its_bytes_back(store_factory: StoreFactory) -> 
 
 def test_an_unreachable_redis_is_a_store_error(prefix: str) -> None:
     async def body() -> None:
-        store = RedisStore.from_url(f"redis://127.0.0.1:{_free_port()}/0", prefix=prefix)
+        store = RedisStore.from_url(f"redis://127.0.0.1:{free_port()}/0", prefix=prefix)
         with pytest.raises(StoreError, match="the Redis store failed: ConnectionError"):
             await store.create("r1")
         with pytest.raises(StoreError):
@@ -565,7 +540,7 @@ def test_a_start_up_check_names_an_unreachable_redis_without_its_password(
     redis_url: str,
 ) -> None:
     check_reachable(redis_url)
-    closed = f"redis://:hunter2secret@127.0.0.1:{_free_port()}/0"
+    closed = f"redis://:hunter2secret@127.0.0.1:{free_port()}/0"
     with pytest.raises(StoreError, match="cannot reach Redis at redis://:\\*\\*\\*@127") as caught:
         check_reachable(closed, timeout=1)
     assert "hunter2secret" not in str(caught.value)
@@ -722,3 +697,127 @@ def test_two_readers_on_two_instances_see_the_same_live_stream(
         other.join(10)
 
     assert on_a.done and seen["b"].data == on_a.data
+
+
+# --- a Redis that crashes and comes back with its data ----------------------------------------
+
+
+@pytest.fixture
+def crashing_redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    """A redis-server of this test's own that writes every change to disk before it answers, so
+    that killed and started again it has every event it acknowledged."""
+    server = RedisProcess(tmp_path, EVERY_WRITE_ON_DISK).start()
+    yield server
+    server.stop()
+
+
+def read_for(http: httpx.Client, path: str, headers: dict[str, str], seconds: float) -> SSEStream:
+    """A resume read until [DONE] or for at most `seconds` (keep-alives let it look at the
+    clock), whichever comes first."""
+    deadline = time.monotonic() + seconds
+    decoder, out = SSEDecoder(), SSEStream(None)
+    with http.stream("GET", path, headers=headers) as response:
+        assert response.status_code == 200, response.read()
+        for chunk in response.iter_raw():
+            for frame in decoder.feed(chunk):
+                out.ids.append(frame.id if frame.data != "[DONE]" else None)
+                out.data.append(frame.data)
+            if out.done or time.monotonic() > deadline:
+                break
+    return out
+
+
+def test_a_stream_whose_producer_lost_redis_mid_stream_ends_with_an_error_line_once_it_is_back(
+    serve: Serve, emu: Emulator, crashing_redis: RedisProcess, prefix: str
+) -> None:
+    """Redis dies while the upstream is sending: the producer cannot store the rest, nor its
+    end. Redis comes back with the events it had: a resume gets them, then, instead of
+    keep-alives for `orphan_seconds`, the typed error line and [DONE] within seconds."""
+    emu.queue(Reply.turn(STORY, fragment_size=2, delay=0.03))  # ~10 s of stream
+    store = RedisStore.from_url(crashing_redis.url, prefix=prefix, producer_lease_seconds=2)
+    server = serve(store=store, keepalive_seconds=0.5)
+    with httpx.Client(base_url=server.url) as http:
+        first = first_piece(http, 400)  # the client drops, as a client does during an outage
+        assert first.response_id is not None and first.seqs
+        crashing_redis.kill()
+        (upstream,) = emu.wait_for_requests(1, finished=True, timeout=15)
+        assert upstream.client_closed_early  # the producer gave up on the upstream call
+        time.sleep(3)  # ...and on storing its end: the store's client retries for ~1.5 s
+        crashing_redis.start()  # same port, same data
+        back = time.monotonic()
+        rest = read_for(
+            http,
+            f"/v1/streams/{first.response_id}",
+            {**AUTH, "last-event-id": f"{first.response_id}:{first.seqs[-1]}"},
+            seconds=30,
+        )
+        took = time.monotonic() - back
+        replay = read_for(http, f"/v1/streams/{first.response_id}", AUTH, seconds=10)
+
+    assert rest.done, f"no end after {took:.1f} s, only keep-alives"
+    assert took < 10
+    (error,) = rest.errors
+    assert error["type"] == "ProducerLostError" and error["partial_status"] == "incomplete"
+    assert "stopped renewing its lease" in error["message"]
+    assert rest.seqs[0] == first.seqs[-1] + 1
+    assert first.seqs + rest.seqs == list(range(1, len(first.seqs) + len(rest.seqs) + 1))
+    assert replay.data == [*first.data, *rest.data]  # stored for every later reader too
+
+
+def test_a_producer_outliving_a_redis_restart_keeps_its_stream_going(
+    serve: Serve, emu: Emulator, crashing_redis: RedisProcess, prefix: str
+) -> None:
+    """Redis is away for longer than the producer's lease while the upstream is silent: the
+    producer renews as soon as Redis is back, so no reader takes it as lost, and the turn ends
+    as the upstream sends it."""
+    emu.queue(Reply.turn(STORY, fragment_size=8, stall_after_bytes=(1500, 7.0)))
+    store = RedisStore.from_url(crashing_redis.url, prefix=prefix, producer_lease_seconds=1)
+    server = serve(store=store, keepalive_seconds=0.5)
+    with httpx.Client(base_url=server.url) as http:
+        first = first_piece(http, 300)
+        assert first.response_id is not None and first.seqs
+        time.sleep(1)  # the producer stored what came before the stall: now it only waits
+        crashing_redis.kill()
+        time.sleep(2.5)  # two leases and more
+        crashing_redis.start()
+        rest = read_for(
+            http,
+            f"/v1/streams/{first.response_id}",
+            {**AUTH, "last-event-id": f"{first.response_id}:{first.seqs[-1]}"},
+            seconds=30,
+        )
+
+    assert rest.done and not rest.errors
+    assert rest.events[-1]["event_type"] == "stop"
+    assert first.seqs + rest.seqs == list(range(1, len(first.seqs) + len(rest.seqs) + 1))
+
+
+def test_healthz_reports_the_store_and_a_new_stream_is_refused_while_redis_is_down(
+    serve: Serve, emu: Emulator, crashing_redis: RedisProcess, prefix: str
+) -> None:
+    server = serve(store=RedisStore.from_url(crashing_redis.url, prefix=prefix))
+    with httpx.Client(base_url=server.url, timeout=15) as http:
+        up = http.get("/healthz")
+        crashing_redis.kill()
+        down = http.get("/healthz")
+        refused = http.post("/v1/stream", json=stream_body(), headers=AUTH)
+        crashing_redis.start()
+        again = http.get("/healthz")
+
+    assert up.status_code == 200
+    assert up.json() == {
+        "status": "ok",
+        "streams_in_flight": 0,
+        "store": {"kind": "redis", "status": "ok"},
+    }
+    assert down.status_code == 503
+    assert down.json() == {
+        "status": "unavailable",
+        "streams_in_flight": 0,
+        "store": {"kind": "redis", "status": "unavailable"},
+    }
+    assert str(crashing_redis.port) not in down.text  # no address for an unauthenticated probe
+    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+    assert refused.json()["error"]["type"] == "StoreUnavailableError"
+    assert again.status_code == 200 and again.json()["status"] == "ok"
+    assert emu.requests == []

@@ -17,6 +17,7 @@ from test_server_support import (
     SERVED,
     UPSTREAM_KEY,
     Serve,
+    config_for,
     post_stream,
     read_sse,
     stream_body,
@@ -172,12 +173,16 @@ def test_the_models_route_lists_served_ids_in_the_openai_shape(serve: Serve) -> 
     }
 
 
-def test_healthz_answers_without_a_key(serve: Serve) -> None:
+def test_healthz_answers_without_a_key_and_reports_the_store(serve: Serve) -> None:
     server = serve()
     health = httpx.get(server.url + "/healthz")
 
     assert health.status_code == 200
-    assert health.json() == {"status": "ok", "streams_in_flight": 0}
+    assert health.json() == {
+        "status": "ok",
+        "streams_in_flight": 0,
+        "store": {"kind": "memory", "status": "ok"},
+    }
 
 
 def test_metrics_count_outcomes_latency_and_tokens(serve: Serve, emu: Emulator) -> None:
@@ -219,3 +224,35 @@ def _settled_metrics(http: httpx.Client) -> str:
         if "modelstream_server_streams_in_flight 0\n" in text or time.monotonic() > deadline:
             return text
         time.sleep(0.01)
+
+
+def test_the_server_retries_a_refused_upstream_call_and_the_caller_sees_one_clean_stream(
+    serve: Serve, emu: Emulator
+) -> None:
+    """The server's own upstream retries (`max_attempts`): a 429 and a 503, each with
+    Retry-After, then the turn. The caller gets one stream from seq 1, no error line, and the
+    server waited as long as the upstream asked before each attempt."""
+    emu.queue(
+        Reply.status(429, retry_after=1),
+        Reply.status(503, retry_after=0.5),
+        Reply.turn(Turn.text("third time lucky"), fragment_size=4),
+    )
+    models = [{**model, "max_attempts": 3} for model in config_for(emu)["models"]]
+    server = serve(models=models)
+    with httpx.Client(base_url=server.url) as http:
+        stream = post_stream(http, stream_body("anthropic"))
+        metrics = _settled_metrics(http)
+
+    assert stream.done and stream.errors == []
+    assert stream.seqs == list(range(1, len(stream.events) + 1))
+    check_events(stream.events)
+    texts = [
+        i["text"] for e in stream.events for i in e["content_items"] if i["type"] == "text.done"
+    ]
+    assert texts == ["third time lucky"]
+    assert stream.events[-1]["finish_reason"] == "stop"
+    first, second, third = emu.wait_for_requests(3, finished=True)
+    assert [first.status, second.status, third.status] == [429, 503, 200]
+    assert second.received_at - first.received_at >= 1.0  # Retry-After: 1
+    assert third.received_at - second.received_at >= 0.5  # Retry-After: 0.5
+    assert 'modelstream_server_requests_total{route="stream",outcome="stop"} 1\n' in metrics

@@ -215,3 +215,20 @@ class ToolLoopLimitError(ModelstreamError):
             f"the model still asked for tool calls after {max_rounds} rounds; raise max_rounds "
             "or check the tools' results (the history holds every round)"
         )
+
+
+class PoolExhaustedError(StreamTimeoutError):
+    """Every connection of the HTTP client's pool stayed busy for the pool timeout (`timeout`
+    "pool"), so the request was never sent: too many streams share one pool."""
+
+    def __init__(self, seconds: float | None, missing: str) -> None:
+        self.timeout = "pool"
+        self.seconds = seconds
+        waited = f"{seconds:g} s" if seconds is not None else "ever"
+        IncompleteStreamError.__init__(
+            self,
+            missing,
+            f"pool exhausted: no connection of the HTTP client's pool came free within {waited}, "
+            "so the request was never sent; run fewer streams at once on this client, or give "
+            "it a larger pool (httpx.Limits(max_connections=...) on the http_client you pass)",
+        )

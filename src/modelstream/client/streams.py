@@ -34,6 +34,7 @@ from ..encoders.modelstream import PROTOCOL as MODELSTREAM
 from ..errors import (
     IncompleteStreamError,
     ModelstreamError,
+    PoolExhaustedError,
     ProviderError,
     StreamError,
     StreamTimeoutError,
@@ -353,7 +354,9 @@ class StreamCall:
         if isinstance(exc, httpx.TimeoutException):
             if self.past_deadline():
                 return StreamTimeoutError("attempt", self.timeouts.attempt, missing)
-            if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+            if isinstance(exc, httpx.PoolTimeout):  # no pooled connection came free in time
+                return PoolExhaustedError(self.timeouts.connect, missing)
+            if isinstance(exc, httpx.ConnectTimeout):
                 return StreamTimeoutError("connect", self.timeouts.connect, missing)
             return StreamTimeoutError("idle", self.timeouts.idle, missing)
         if isinstance(exc, httpx.ConnectError):

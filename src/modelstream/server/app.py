@@ -5,7 +5,7 @@ capacity, and turns a refusal into its status and `{"error": {...}}` body.
     POST /v1/stream                    a new stream (SPEC §7), `X-Response-Id` header
     GET  /v1/streams/{response_id}     resume: `Last-Event-ID: <response_id>:<seq>` or ?after=
     GET  /v1/models                    served model ids, OpenAI list shape
-    GET  /healthz                      liveness, no key needed
+    GET  /healthz                      health (503 while the store is unavailable), no key needed
     GET  /metrics                      Prometheus text, no key needed
 """
 
@@ -29,8 +29,9 @@ from .auth import BearerKeys
 from .config import ServerSettings
 from .errors import Refusal, invalid_request, not_found, unauthorized
 from .limits import read_body
+from .logs import hide_response_ids
 from .metrics import CONTENT_TYPE, ServerMetrics
-from .stores import MemoryStore, StreamStore
+from .stores import MemoryStore, StoreError, StreamStore
 from .streams import StreamRelay
 
 log = logging.getLogger("modelstream.server")
@@ -53,13 +54,16 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         metrics.requests.inc(route, refusal.outcome)
         return JSONResponse(refusal.body(), refusal.status, headers=refusal.headers)
 
-    def check_key(request: Request) -> None:
-        if not keys.allows(request.headers.get("authorization")):
+    def check_key(request: Request) -> str:
+        """The caller's owner hash (auth.py), or a 401 `Refusal`."""
+        authorization = request.headers.get("authorization")
+        if not keys.allows(authorization):
             raise unauthorized()
+        return keys.owner(authorization)
 
     async def post_stream(request: Request) -> Response:
         try:
-            check_key(request)
+            owner = check_key(request)
             body = await read_body(request, settings.limits.max_body_bytes)
             try:
                 call = wire.parse_stream_request(body)
@@ -70,7 +74,7 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
                         "the models this server serves",
                         outcome="unknown_model",
                     )
-                response_id = await relay.start(entry, call)
+                response_id = await relay.start(entry, call, owner)
             except ModelstreamError as exc:  # messages or config the upstream cannot take
                 raise _bad_input(exc) from None
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -90,11 +94,14 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
     async def resume_stream(request: Request) -> Response:
         response_id = request.path_params["response_id"]
         try:
-            check_key(request)
+            owner = check_key(request)
             after = wire.parse_resume_point(
                 response_id, request.headers.get("last-event-id"), request.query_params.get("after")
             )
-            if not wire.is_response_id(response_id) or not await store.exists(response_id):
+            # another key's stream is "not found" too: a resume never tells a stream exists
+            if not wire.is_response_id(response_id) or not await relay.readable_by(
+                response_id, owner
+            ):
                 raise not_found(
                     f"no stream {response_id!r}: it never existed, or it finished more than "
                     f"{settings.retain_seconds:g} s ago (retain_seconds)"
@@ -120,7 +127,16 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         return JSONResponse({"object": "list", "data": data})
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "streams_in_flight": relay.in_flight})
+        """200 while the store serves, else 503: no new stream could start (docs/server.md)."""
+        try:
+            await store.check()
+        except StoreError as exc:  # the detail (an address) goes to the log, not to probes
+            log.warning("health check: the %s store is unavailable: %s", store.kind, exc)
+            health = {"kind": store.kind, "status": "unavailable"}
+            body = {"status": "unavailable", "streams_in_flight": relay.in_flight, "store": health}
+            return JSONResponse(body, 503)
+        health = {"kind": store.kind, "status": "ok"}
+        return JSONResponse({"status": "ok", "streams_in_flight": relay.in_flight, "store": health})
 
     async def metrics_text(request: Request) -> Response:
         return PlainTextResponse(metrics.render(), media_type=CONTENT_TYPE)
@@ -138,7 +154,8 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         return JSONResponse(refusal.body(), refusal.status)
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        log.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path)
+        path = hide_response_ids(request.url.path)
+        log.error("unhandled %s on %s %s", type(exc).__name__, request.method, path)
         body = {"error": {"type": "InternalServerError", "message": "the server failed"}}
         return JSONResponse(body, 500)
 

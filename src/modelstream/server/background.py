@@ -13,6 +13,8 @@ import time
 from types import TracebackType
 from typing import Any, Self
 
+from .logs import hide_response_ids_in_access_log
+
 
 class BackgroundServer:
     """A real HTTP server in a thread; `url` is set once `start()` (or `with`) returns."""
@@ -40,6 +42,7 @@ class BackgroundServer:
             log_config=log_config,
             timeout_graceful_shutdown=max(1, round(graceful_shutdown_seconds)),
         )
+        hide_response_ids_in_access_log()  # uvicorn set up its loggers in Config()
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True

@@ -20,6 +20,7 @@ from typing import Any
 from ..cli.exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..errors import ModelstreamError
 from .config import ServerConfigError, ServerSettings, load_settings
+from .logs import hide_response_ids_in_access_log
 from .stores import StreamStore
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         proxy_headers=False,
     )
+    hide_response_ids_in_access_log()  # uvicorn set up its loggers in Config()
     try:
         _server_class()(config).run(sockets=[sock])
     except KeyboardInterrupt:  # a second Ctrl-C during the shutdown

@@ -9,17 +9,24 @@ The producer never waits for a reader: it relays at the upstream's pace, bounded
 caps. When no reader has been attached for `resume_grace_seconds` (the client dropped and did
 not come back), the producer cancels the upstream call and ends the stream with a
 `StreamCancelledError` entry. A finished stream stays readable for `retain_seconds`.
+
+The producer sends the store a heartbeat every second (its lease, in a shared store). A reader
+that finds the producer gone without an end (its server died, or lost Redis mid-stream) ends
+the stream for every reader with a `ProducerLostError` entry.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import os
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+
+import httpx
 
 from ..client import AsyncClient, AsyncEventStream, RetryPolicy, Timeouts
 from ..errors import StreamError
@@ -31,8 +38,17 @@ from . import wire
 from .config import ModelEntry, ServerSettings
 from .errors import Refusal, StreamCancelledError, abandoned, shutting_down
 from .limits import StreamSlots
+from .logs import stream_ref
 from .metrics import ServerMetrics
-from .stores import StoreError, StoreFullError, StoreLimitError, StreamStore, UnknownStreamError
+from .stores import (
+    ProducerLostError,
+    StoreError,
+    StoreFullError,
+    StoreLimitError,
+    StoreUnavailableError,
+    StreamStore,
+    UnknownStreamError,
+)
 from .wire import StreamRequest
 
 log = logging.getLogger("modelstream.server")
@@ -72,6 +88,7 @@ class StreamRelay:
         self.metrics = metrics
         self.slots = StreamSlots(settings.limits.max_concurrent_streams)
         self._clients: dict[str, AsyncClient] = {}
+        self._pools: list[httpx.AsyncClient] = []  # the clients' connection pools
         self._tasks: set[asyncio.Task[None]] = set()
         self._trace_sinks = resolve_sinks(settings.traces, os.environ)
         grace = settings.resume_grace_seconds
@@ -87,13 +104,22 @@ class StreamRelay:
     def _client(self, entry: ModelEntry) -> AsyncClient:
         client = self._clients.get(entry.server_model_id)
         if client is None:
+            timeouts = Timeouts(idle=entry.idle_timeout_seconds)
+            # every stream this process may run at once could be on this model: one connection
+            # each, or the streams past httpx's default pool (100) would queue for one
+            pool = httpx.AsyncClient(
+                timeout=timeouts.httpx_timeout(),
+                limits=httpx.Limits(max_connections=self.settings.limits.max_concurrent_streams),
+            )
+            self._pools.append(pool)
             client = self._clients[entry.server_model_id] = AsyncClient(
                 entry.model,
                 api_key=entry.api_key.reveal() if entry.api_key else None,
                 base_url=entry.base_url,
                 client_type=entry.client_type,
                 retry=RetryPolicy(max_attempts=entry.max_attempts),
-                timeouts=Timeouts(idle=entry.idle_timeout_seconds),
+                timeouts=timeouts,
+                http_client=pool,
                 traces=False,  # the relay records every served turn itself, as "server"
             )
         return client
@@ -107,7 +133,10 @@ class StreamRelay:
             await asyncio.wait(tasks, timeout=5)
         for client in self._clients.values():
             await client.aclose()
+        for pool in self._pools:  # given to the clients, so theirs to close is not
+            await pool.aclose()
         self._clients.clear()
+        self._pools.clear()
         close_sinks(self._trace_sinks)
 
     @property
@@ -116,14 +145,15 @@ class StreamRelay:
 
     # --- producing --------------------------------------------------------------------------
 
-    async def start(self, entry: ModelEntry, request: StreamRequest) -> str:
+    async def start(self, entry: ModelEntry, request: StreamRequest, owner: str = "") -> str:
         """Plan the upstream call (raising the library's errors for bad messages or config),
-        take a slot (or a 429 `Refusal`), register the stream and start its producer."""
+        take a slot (or a 429 `Refusal`), register the stream for `owner` (auth.py) and start
+        its producer."""
         stream = self._client(entry).stream(request.messages, request.config)
         self.slots.acquire()
         response_id = wire.new_response_id()
         try:
-            await self.store.create(response_id)
+            await self.store.create(response_id, owner)
         except StoreFullError as exc:
             self.slots.release()
             raise Refusal(
@@ -131,13 +161,7 @@ class StreamRelay:
             ) from None
         except StoreError:
             self.slots.release()
-            raise Refusal(
-                503,
-                "StoreUnavailableError",
-                "the server's stream store is unavailable; retry later",
-                outcome="store_unavailable",
-                headers={"retry-after": "1"},
-            ) from None
+            raise _store_unavailable() from None
         except BaseException:
             self.slots.release()
             raise
@@ -214,7 +238,7 @@ class StreamRelay:
         ttfe = progress.first_event_at
         log.info(
             "stream %s model=%s outcome=%s events=%d%s ttfe_ms=%s total_ms=%.0f",
-            response_id,
+            stream_ref(response_id),
             entry.server_model_id,
             outcome,
             progress.seq,
@@ -233,9 +257,13 @@ class StreamRelay:
             if done:
                 return pump.result()
             try:
-                unread = await self.store.unread_seconds(response_id)
+                unread = await self.store.heartbeat(response_id)
             except StoreError as exc:  # a store hiccup is not a reader leaving: ask again
-                log.warning("stream %s: asking the store for readers failed: %s", response_id, exc)
+                log.warning(
+                    "stream %s: asking the store for readers failed: %s",
+                    stream_ref(response_id),
+                    exc,
+                )
                 continue
             if unread is not None and unread >= grace:
                 pump.cancel()
@@ -278,11 +306,13 @@ class StreamRelay:
             return dumps(error_object(exc))
         except StoreError as exc:
             progress.error_type = type(exc).__name__
-            log.error("stream %s: the store failed: %s", response_id, exc)
+            log.error("stream %s: the store failed: %s", stream_ref(response_id), exc)
+            if isinstance(exc, StoreUnavailableError):  # stored only if the store is back
+                return dumps(_store_lost("while relaying this stream", "retry the turn"))
             return dumps(_INTERNAL)
         except Exception:
             progress.error_type = "InternalServerError"
-            log.exception("stream %s: relaying failed", response_id)
+            log.exception("stream %s: relaying failed", stream_ref(response_id))
             return dumps(_INTERNAL)
         return None
 
@@ -296,22 +326,72 @@ class StreamRelay:
 
     # --- reading ----------------------------------------------------------------------------
 
+    async def readable_by(self, response_id: str, owner: str) -> bool:
+        """Whether the stream is stored and was started with the key `owner` hashes: a stream
+        of another key reads as unknown, so a resume does not tell it exists."""
+        try:
+            stored = await self.store.owner(response_id)
+        except StoreError:
+            raise _store_unavailable() from None
+        return stored is not None and hmac.compare_digest(stored.encode(), owner.encode())
+
     async def sse(self, response_id: str, after_seq: int) -> AsyncIterator[bytes]:
         """The SSE body of a stream from `after_seq` on: stored events, then live ones, then
         `[DONE]`; keep-alive comments while nothing arrives."""
-        reader = self.store.read(
-            response_id, after_seq, idle_timeout=self.settings.keepalive_seconds
-        )
-        try:
-            async with contextlib.aclosing(reader) as batches:
-                async for batch in batches:
-                    yield wire.frames(response_id, batch) if batch else wire.KEEPALIVE
-        except UnknownStreamError as exc:
-            yield wire.error_frame({"error": {"type": "NotFoundError", "message": str(exc)}})
-        except StoreError as exc:
-            log.error("stream %s: reading from the store failed: %s", response_id, exc)
-            yield wire.error_frame(_INTERNAL)
+        after = after_seq
+        while True:
+            reader = self.store.read(
+                response_id, after, idle_timeout=self.settings.keepalive_seconds
+            )
+            try:
+                async with contextlib.aclosing(reader) as batches:
+                    async for batch in batches:
+                        if batch:
+                            after = batch[-1][0]
+                        yield wire.frames(response_id, batch) if batch else wire.KEEPALIVE
+            except ProducerLostError as exc:
+                if await self._end_orphaned(response_id, exc):
+                    continue  # read on: its error line, then the end
+                yield wire.error_frame(_store_lost("while reading this stream", "resume later"))
+            except UnknownStreamError as exc:
+                yield wire.error_frame({"error": {"type": "NotFoundError", "message": str(exc)}})
+            except StoreError as exc:
+                ref = stream_ref(response_id)
+                log.error("stream %s: reading from the store failed: %s", ref, exc)
+                if isinstance(exc, StoreUnavailableError):  # no id: the client may resume
+                    yield wire.error_frame(_store_lost("while reading this stream", "resume later"))
+                else:
+                    yield wire.error_frame(_INTERNAL)
+            break
         yield wire.DONE
+
+    async def _end_orphaned(self, response_id: str, lost: ProducerLostError) -> bool:
+        """Finish a stream whose producer is gone with `lost` as its error line (or see that it
+        finished, or that its producer came back, meanwhile); False if the store failed."""
+        log.warning("stream %s: %s", stream_ref(response_id), lost)
+        try:
+            if await self.store.finish_orphaned(response_id, dumps(error_object(lost))):
+                await self.store.expire(response_id, self.settings.retain_seconds)
+        except StoreError as exc:
+            log.error("stream %s: ending it failed: %s", stream_ref(response_id), exc)
+            return False
+        return True
+
+
+def _store_lost(doing: str, then: str) -> dict[str, dict[str, str]]:
+    """The error line of a stream whose store went away `doing` something."""
+    message = f"the server lost its stream store {doing}; {then}"
+    return {"error": {"type": StoreUnavailableError.__name__, "message": message}}
+
+
+def _store_unavailable() -> Refusal:
+    return Refusal(
+        503,
+        "StoreUnavailableError",
+        "the server's stream store is unavailable; retry later",
+        outcome="store_unavailable",
+        headers={"retry-after": "1"},
+    )
 
 
 def _cancelled(error: StreamCancelledError, progress: _Progress) -> bytes:

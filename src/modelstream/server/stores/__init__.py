@@ -3,9 +3,11 @@ contract (stores/base.py), `MemoryStore` the in-process implementation."""
 
 from .base import (
     Entry,
+    ProducerLostError,
     StoreError,
     StoreFullError,
     StoreLimitError,
+    StoreUnavailableError,
     StreamStore,
     StreamTooLongError,
     UnknownStreamError,
@@ -15,9 +17,11 @@ from .memory import MemoryStore
 __all__ = [
     "Entry",
     "MemoryStore",
+    "ProducerLostError",
     "StoreError",
     "StoreFullError",
     "StoreLimitError",
+    "StoreUnavailableError",
     "StreamStore",
     "StreamTooLongError",
     "UnknownStreamError",

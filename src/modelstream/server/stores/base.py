@@ -12,6 +12,11 @@ client dropped keeps going for a grace period and is cancelled when nobody resum
 are counted while a `read` iterator is open; a store shared by several processes (Redis) keeps
 that as a lease its readers refresh.
 
+The producer asks through `heartbeat`, at least every second while its stream runs, which in a
+shared store also renews the producer's own lease. A producer can die, or lose the store, without
+finishing its stream; a reader of a shared store that finds the lease lapsed (and no end) raises
+`ProducerLostError`, and its server ends the stream for everyone with `finish_orphaned`.
+
 Everything a store raises is a `StoreError`. The in-memory store is `MemoryStore`; a Redis
 Streams store implements the same methods so that any instance can serve a resume.
 """
@@ -44,6 +49,27 @@ class UnknownStreamError(StoreError):
 
     def fields(self) -> dict[str, Any]:
         return {"response_id": self.response_id}
+
+
+class StoreUnavailableError(StoreError):
+    """The store cannot be reached (its Redis is down or restarting); retrying later may work."""
+
+
+class ProducerLostError(StoreError):
+    """The stream's producer stopped renewing its lease without finishing the stream: its server
+    died, or lost the store mid-stream. Nothing more will be written to the stream."""
+
+    def __init__(self, response_id: str, lapsed_seconds: float) -> None:
+        self.response_id = response_id
+        self.lapsed_seconds = lapsed_seconds
+        super().__init__(
+            "the server that was running this stream stopped renewing its lease "
+            f"{lapsed_seconds:.0f} s ago without finishing it (it stopped, or lost its stream "
+            "store mid-stream); the events before this one are the partial turn: retry the turn"
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"lapsed_seconds": round(self.lapsed_seconds, 3), "partial_status": "incomplete"}
 
 
 class StoreLimitError(StoreError):
@@ -82,9 +108,12 @@ class StoreFullError(StoreLimitError):
 class StreamStore(ABC):
     """An append-only event log per response id (module docstring)."""
 
+    kind = "custom"  # what /healthz calls the store
+
     @abstractmethod
-    async def create(self, response_id: str) -> None:
-        """Register an empty, running stream. Raises `StoreFullError` when the store is full."""
+    async def create(self, response_id: str, owner: str = "") -> None:
+        """Register an empty, running stream, bound to `owner` (a hash of the key that started
+        it, never the key). Raises `StoreFullError` when the store is full."""
 
     @abstractmethod
     async def append(self, response_id: str, seq: int, data: bytes) -> None:
@@ -111,13 +140,32 @@ class StreamStore(ABC):
         """Whether the stream is stored (running, or finished and not yet expired)."""
 
     @abstractmethod
+    async def owner(self, response_id: str) -> str | None:
+        """The `owner` the stream was created with; None for an unknown stream."""
+
+    @abstractmethod
     async def unread_seconds(self, response_id: str) -> float | None:
         """0.0 while a reader is attached, else the seconds since the last one left (or since
         the stream was created); None for an unknown stream."""
 
+    async def heartbeat(self, response_id: str) -> float | None:
+        """The producer's sign of life, at least every second: renews its lease where the store
+        keeps one, and answers `unread_seconds`. The default keeps no lease."""
+        return await self.unread_seconds(response_id)
+
+    async def finish_orphaned(self, response_id: str, terminal: bytes) -> bool:
+        """Finish a stream whose producer's lease lapsed (after `ProducerLostError`), storing
+        `terminal`; False if it finished or its producer renewed meanwhile. The default keeps
+        no lease, so no producer is ever lost."""
+        return False
+
     @abstractmethod
     async def expire(self, response_id: str, seconds: float) -> None:
         """Forget the stream `seconds` from now (used once it finished)."""
+
+    async def check(self) -> None:  # noqa: B027 - optional hook, not abstract
+        """Raise `StoreUnavailableError` unless the store can serve now (for /healthz); the
+        default has nothing to check."""
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, not abstract
         """Release the store's resources (connections); the default holds none."""

@@ -32,6 +32,7 @@ MAX_BATCH = 1024  # entries handed to a reader at once
 
 @dataclass(eq=False)
 class _Stream:
+    owner: str = ""
     entries: list[bytes] = field(default_factory=list)
     size: int = 0
     finished: bool = False
@@ -49,6 +50,8 @@ class _Stream:
 
 class MemoryStore(StreamStore):
     """The in-process stream store (module docstring)."""
+
+    kind = "memory"
 
     def __init__(
         self,
@@ -73,13 +76,13 @@ class MemoryStore(StreamStore):
     def __len__(self) -> int:
         return len(self._streams)
 
-    async def create(self, response_id: str) -> None:
+    async def create(self, response_id: str, owner: str = "") -> None:
         self._sweep()
         if response_id in self._streams:
             raise ValueError(f"stream {response_id!r} already exists")
         if not self._evict(self.max_bytes // 16):  # a new stream needs room for some events
             raise StoreFullError(self.max_bytes)
-        self._streams[response_id] = _Stream(left_at=self._clock())
+        self._streams[response_id] = _Stream(owner=owner, left_at=self._clock())
 
     async def append(self, response_id: str, seq: int, data: bytes) -> None:
         stream = self._get(response_id)
@@ -146,6 +149,11 @@ class MemoryStore(StreamStore):
     async def exists(self, response_id: str) -> bool:
         self._sweep()
         return response_id in self._streams
+
+    async def owner(self, response_id: str) -> str | None:
+        self._sweep()
+        stream = self._streams.get(response_id)
+        return None if stream is None else stream.owner
 
     async def unread_seconds(self, response_id: str) -> float | None:
         stream = self._streams.get(response_id)

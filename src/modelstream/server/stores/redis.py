@@ -4,7 +4,9 @@ that a resume can reach any instance behind a load balancer.
 Theory of operation. Each stream is three keys under `{prefix}s:{response_id}`:
 
     :meta     hash     seq (last entry), done (0/1), left (ms: when the last reader left),
-                       kept (1 once `expire` set the retention)
+                       kept (1 once `expire` set the retention), owner (the hash of the key
+                       that started the stream, never the key), lease (ms: until when the
+                       producer is known to live)
     :events   stream   entry `<seq>-0` {d: data} per event; `<last>-1` {end: 1} marks finished
     :readers  zset     reader token -> lease end (ms), one member per open `read` iterator
 
@@ -21,6 +23,14 @@ its time), mirrored in `g:expiry` so that the byte total is corrected lazily on 
 `orphan_seconds` after its producer's last append or `unread_seconds` (the relay asks every
 second): a stream whose server died is forgotten, and its readers get `UnknownStreamError`
 instead of waiting forever.
+
+The producer holds a lease too, in `:meta`: `create`, every `append` and every `heartbeat`
+(the relay sends one each second) extend it by `producer_lease_seconds`. A producer whose server
+died, or that lost Redis mid-stream and could not finish its stream, stops renewing it; if Redis
+then still has the stream (it came back with its data), a reader that finds the lease lapsed,
+and keeps finding it so for half a lease more, at least 2 s (time for a live producer to renew
+after an outage), raises `ProducerLostError` instead of waiting `orphan_seconds` on keep-alives,
+and `finish_orphaned` ends the stream for every reader, atomically with the lapse.
 
 A reader is attached while its lease is in `:readers`: `read` adds one, a task of this store
 refreshes every open lease each `reader_lease_seconds / 3`, and leaving removes it and stamps
@@ -55,10 +65,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..logs import stream_ref
 from .base import (
     Entry,
+    ProducerLostError,
     StoreError,
     StoreFullError,
+    StoreUnavailableError,
     StreamStore,
     StreamTooLongError,
     UnknownStreamError,
@@ -70,6 +83,9 @@ log = logging.getLogger("modelstream.server")
 DEFAULT_PREFIX = "modelstream:"
 DEFAULT_READER_LEASE_SECONDS = 10.0
 DEFAULT_ORPHAN_SECONDS = 300.0
+DEFAULT_PRODUCER_LEASE_SECONDS = 5.0
+LAPSE_CONFIRM_SECONDS = 2.0  # at least this long (module docstring)
+CHECK_SECONDS = 2.0  # how long /healthz waits for Redis to answer PING
 # longest single XREAD BLOCK: below redis-py's default socket timeout (5 s), and how often an
 # idle reader checks that its stream still exists
 MAX_BLOCK_SECONDS = 1.0
@@ -137,7 +153,8 @@ end
 """
 )
 
-# ARGV[3] max_bytes, ARGV[4] bytes a new stream needs free, ARGV[5] orphan ms
+# ARGV[3] max_bytes, ARGV[4] bytes a new stream needs free, ARGV[5] orphan ms, ARGV[6] owner,
+# ARGV[7] producer lease ms
 _CREATE = """
 local now = now_ms()
 sweep(now)
@@ -149,13 +166,15 @@ if meta[1] then
 end
 if not evict(tonumber(ARGV[4]), tonumber(ARGV[3])) then return 'full' end
 redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HSET', KEYS[1], 'seq', 0, 'done', 0, 'left', now, 'kept', 0)
+redis.call('HSET', KEYS[1], 'seq', 0, 'done', 0, 'left', now, 'kept', 0, 'owner', ARGV[6],
+  'lease', now + tonumber(ARGV[7]))
 redis.call('HSET', KEYS[5], rid, 0)
 touch(now, tonumber(ARGV[5]))
 return 'ok'
 """
 
-# ARGV[3] seq, ARGV[4] data, ARGV[5] max events, ARGV[6] max bytes, ARGV[7] orphan ms
+# ARGV[3] seq, ARGV[4] data, ARGV[5] max events, ARGV[6] max bytes, ARGV[7] orphan ms,
+# ARGV[8] producer lease ms
 _APPEND = """
 local meta = redis.call('HMGET', KEYS[1], 'seq', 'done', 'kept')
 if not meta[1] then return {'unknown'} end
@@ -176,6 +195,7 @@ if bytes() + cost > max then
   if not evict(cost, max) then return {'full'} end
 end
 add(seq, ARGV[4])
+redis.call('HSET', KEYS[1], 'lease', now_ms() + tonumber(ARGV[8]))
 -- renew a running stream's keys once half its orphan time is used (not on every append)
 local orphan = tonumber(ARGV[7])
 if meta[3] ~= '1' and (seq == 1 or redis.call('PTTL', KEYS[1]) < orphan / 2) then
@@ -184,12 +204,16 @@ end
 return {'ok'}
 """
 
-# ARGV[3] '1' when ARGV[4] is a terminal entry
+# ARGV[3] '1' when ARGV[4] is a terminal entry, ARGV[5] '1' to finish only a stream whose
+# producer's lease lapsed. Answers 'ended' when this call finished the stream.
 _FINISH = """
-local meta = redis.call('HMGET', KEYS[1], 'seq', 'done')
+local meta = redis.call('HMGET', KEYS[1], 'seq', 'done', 'lease')
 if not meta[1] then return {'unknown'} end
 local last = tonumber(meta[1])
 if meta[2] ~= '1' then
+  if ARGV[5] == '1' and not (meta[3] and tonumber(meta[3]) < now_ms()) then
+    return {'alive', last}
+  end
   if ARGV[3] == '1' then
     last = last + 1
     add(last, ARGV[4])
@@ -199,8 +223,18 @@ if meta[2] ~= '1' then
   redis.call('ZADD', KEYS[6], now_ms(), rid)
   local ttl = redis.call('PTTL', KEYS[1])
   if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+  return {'ended', last}
 end
 return {'ok', last}
+"""
+
+# What a reader with nothing new asks: 'unknown', or how many ms ago the running stream's
+# producer lease ended (0 while it runs, or once the stream finished)
+_LAPSED = """
+local meta = redis.call('HMGET', KEYS[1], 'seq', 'done', 'lease')
+if not meta[1] then return {'unknown'} end
+if meta[2] == '1' or not meta[3] then return {'ok', 0} end
+return {'ok', math.max(0, now_ms() - tonumber(meta[3]))}
 """
 
 # ARGV[3] ms to keep the stream
@@ -233,8 +267,8 @@ if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'left', n
 return 'ok'
 """
 
-# ARGV[3] orphan ms. The producer asks this every second: for a running stream it doubles as
-# the producer's heartbeat, which keeps the stream from being taken as orphaned.
+# ARGV[3] orphan ms, ARGV[4] producer lease ms: '0' for a question, else the producer's
+# heartbeat, which renews its lease and keeps the running stream's keys from expiring.
 _UNREAD = """
 local meta = redis.call('HMGET', KEYS[1], 'left', 'done', 'kept')
 if not meta[1] then return {'unknown'} end
@@ -245,7 +279,10 @@ if #lapsed > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   redis.call('HSET', KEYS[1], 'left', left)
 end
-if meta[2] ~= '1' and meta[3] ~= '1' then touch(now, tonumber(ARGV[3])) end
+if meta[2] ~= '1' and ARGV[4] ~= '0' then
+  redis.call('HSET', KEYS[1], 'lease', now + tonumber(ARGV[4]))
+  if meta[3] ~= '1' then touch(now, tonumber(ARGV[3])) end
+end
 if redis.call('ZCARD', KEYS[3]) > 0 then return {'attached'} end
 return {'unread', math.max(0, now - left)}
 """
@@ -268,6 +305,8 @@ return 'ok'
 class RedisStore(StreamStore):
     """The stream store in Redis (module docstring)."""
 
+    kind = "redis"
+
     def __init__(
         self,
         client: aioredis.Redis,
@@ -277,20 +316,24 @@ class RedisStore(StreamStore):
         max_bytes: int = DEFAULT_MAX_BYTES,
         reader_lease_seconds: float = DEFAULT_READER_LEASE_SECONDS,
         orphan_seconds: float = DEFAULT_ORPHAN_SECONDS,
+        producer_lease_seconds: float = DEFAULT_PRODUCER_LEASE_SECONDS,
         owns_client: bool = False,
     ) -> None:
         """`client` must return bytes (`decode_responses=False`, redis-py's default); the
         store closes it in `aclose` only when `owns_client`."""
         if client.connection_pool.connection_kwargs.get("decode_responses"):
             raise ValueError("RedisStore needs a client with decode_responses=False")
-        if reader_lease_seconds <= 0 or orphan_seconds <= 0:
-            raise ValueError("reader_lease_seconds and orphan_seconds must be positive")
+        if min(reader_lease_seconds, orphan_seconds, producer_lease_seconds) <= 0:
+            raise ValueError(
+                "reader_lease_seconds, orphan_seconds and producer_lease_seconds must be positive"
+            )
         self.client = client
         self.prefix = prefix
         self.max_events_per_stream = max_events_per_stream
         self.max_bytes = max_bytes
         self.reader_lease_seconds = reader_lease_seconds
         self.orphan_seconds = orphan_seconds
+        self.producer_lease_seconds = producer_lease_seconds
         self._owns_client = owns_client
         self._global = [f"{prefix}g:{name}" for name in ("bytes", "sizes", "finished", "expiry")]
         script = client.register_script
@@ -301,6 +344,7 @@ class RedisStore(StreamStore):
         self._attach = script(_LIBRARY + _ATTACH)
         self._leave = script(_LIBRARY + _LEAVE)
         self._unread = script(_LIBRARY + _UNREAD)
+        self._lapsed = script(_LIBRARY + _LAPSED)
         self._refresh = script(_LIBRARY + _REFRESH)
         self._leases: dict[str, str] = {}  # token -> response id, one per open reader
         self._refresher: asyncio.Task[None] | None = None
@@ -322,11 +366,28 @@ class RedisStore(StreamStore):
     def _orphan_ms(self) -> int:
         return max(1, round(self.orphan_seconds * 1000))
 
+    @property
+    def _lapse_confirm_seconds(self) -> float:
+        """How long a reader watches a lapsed lease before it takes the producer as lost:
+        longer than a live producer takes to renew after Redis comes back (it renews every
+        second)."""
+        return max(self.producer_lease_seconds / 2, LAPSE_CONFIRM_SECONDS)
+
+    @property
+    def _lease_ms(self) -> int:
+        return max(1, round(self.producer_lease_seconds * 1000))
+
     # --- the contract -----------------------------------------------------------------------
 
-    async def create(self, response_id: str) -> None:
+    async def create(self, response_id: str, owner: str = "") -> None:
         reply = await self._run(
-            self._create, response_id, self.max_bytes, self.max_bytes // 16, self._orphan_ms
+            self._create,
+            response_id,
+            self.max_bytes,
+            self.max_bytes // 16,
+            self._orphan_ms,
+            owner,
+            self._lease_ms,
         )
         if reply == b"exists":
             raise ValueError(f"stream {response_id!r} already exists")
@@ -342,6 +403,7 @@ class RedisStore(StreamStore):
             self.max_events_per_stream,
             self.max_bytes,
             self._orphan_ms,
+            self._lease_ms,
         )
         status = reply[0]
         if status == b"ok":
@@ -358,10 +420,16 @@ class RedisStore(StreamStore):
 
     async def finish(self, response_id: str, terminal: bytes | None = None) -> int:
         has_terminal = b"0" if terminal is None else b"1"
-        reply = await self._run(self._finish, response_id, has_terminal, terminal or b"")
+        reply = await self._run(self._finish, response_id, has_terminal, terminal or b"", b"0")
         if reply[0] == b"unknown":
             raise UnknownStreamError(response_id)
         return int(reply[1])
+
+    async def finish_orphaned(self, response_id: str, terminal: bytes) -> bool:
+        reply = await self._run(self._finish, response_id, b"1", terminal, b"1")
+        if reply[0] == b"unknown":
+            raise UnknownStreamError(response_id)
+        return bool(reply[0] == b"ended")
 
     async def read(
         self, response_id: str, after_seq: int, *, idle_timeout: float
@@ -380,6 +448,7 @@ class RedisStore(StreamStore):
             events_key = self._keys(response_id)[1]
             loop = asyncio.get_running_loop()
             idle_since = loop.time()
+            lapsed_since: float | None = None  # when it first saw the producer's lease lapsed
             while True:
                 wait = idle_timeout - (loop.time() - idle_since)
                 if wait <= 0:
@@ -408,8 +477,16 @@ class RedisStore(StreamStore):
                     idle_since = loop.time()
                 if finished:
                     return
-                if not streams and not await self.exists(response_id):
-                    raise UnknownStreamError(response_id)  # expired, or its server died
+                if streams:
+                    lapsed_since = None
+                    continue
+                lapsed = await self._lapsed_seconds(response_id)  # or UnknownStreamError
+                if not lapsed:
+                    lapsed_since = None
+                elif lapsed_since is None:
+                    lapsed_since = loop.time()
+                elif loop.time() - lapsed_since >= self._lapse_confirm_seconds:
+                    raise ProducerLostError(response_id, lapsed)
         finally:
             del self._leases[token]
             # in a task of its own: under anyio a cancelled response's every await is cancelled
@@ -425,8 +502,21 @@ class RedisStore(StreamStore):
         with _store_errors():
             return bool(await self.client.exists(self._keys(response_id)[0]))
 
+    async def owner(self, response_id: str) -> str | None:
+        with _store_errors():
+            seq, owner = await self.client.hmget(self._keys(response_id)[0], ["seq", "owner"])
+        if seq is None:
+            return None
+        return owner.decode("ascii", "replace") if isinstance(owner, bytes) else owner or ""
+
     async def unread_seconds(self, response_id: str) -> float | None:
-        reply = await self._run(self._unread, response_id, self._orphan_ms)
+        return await self._ask_unread(response_id, 0)
+
+    async def heartbeat(self, response_id: str) -> float | None:
+        return await self._ask_unread(response_id, self._lease_ms)
+
+    async def _ask_unread(self, response_id: str, lease_ms: int) -> float | None:
+        reply = await self._run(self._unread, response_id, self._orphan_ms, lease_ms)
         if reply[0] == b"unknown":
             return None
         if reply[0] == b"attached":
@@ -437,6 +527,16 @@ class RedisStore(StreamStore):
         reply = await self._run(self._expire, response_id, max(0, round(seconds * 1000)))
         if reply == b"unknown":
             raise UnknownStreamError(response_id)
+
+    async def check(self) -> None:
+        try:
+            async with asyncio.timeout(CHECK_SECONDS):
+                with _store_errors():
+                    await self.client.ping()
+        except TimeoutError:
+            raise StoreUnavailableError(
+                f"the Redis store did not answer PING within {CHECK_SECONDS:g} s"
+            ) from None
 
     async def aclose(self) -> None:
         """Stop refreshing leases (open readers lapse), and close the client if it is ours."""
@@ -451,6 +551,13 @@ class RedisStore(StreamStore):
             await self.client.aclose()
 
     # --- Redis ------------------------------------------------------------------------------
+
+    async def _lapsed_seconds(self, response_id: str) -> float:
+        """Seconds since a running stream's producer lease ended, 0 while it lasts."""
+        reply = await self._run(self._lapsed, response_id)
+        if reply[0] == b"unknown":
+            raise UnknownStreamError(response_id)  # expired, or its server died long ago
+        return int(reply[1]) / 1000
 
     def _keys(self, response_id: str) -> list[str]:
         base = f"{self.prefix}s:{response_id}"
@@ -468,7 +575,9 @@ class RedisStore(StreamStore):
         try:
             await self._run(self._leave, response_id, token)
         except StoreError as exc:
-            log.warning("stream %s: removing a reader's lease failed: %s", response_id, exc)
+            log.warning(
+                "stream %s: removing a reader's lease failed: %s", stream_ref(response_id), exc
+            )
 
     def _start_refresher(self) -> None:
         if self._refresher is None or self._refresher.done():
@@ -493,6 +602,8 @@ def _store_errors() -> Iterator[None]:
     """Everything a store raises is a `StoreError` (stores/base.py)."""
     try:
         yield
+    except (RedisConnectionError, RedisTimeoutError) as exc:  # BusyLoadingError too: restarting
+        raise StoreUnavailableError(f"the Redis store failed: {type(exc).__name__}: {exc}") from exc
     except RedisError as exc:
         raise StoreError(f"the Redis store failed: {type(exc).__name__}: {exc}") from exc
 
