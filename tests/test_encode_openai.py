@@ -603,9 +603,9 @@ def rich_history() -> list[Any]:
     return [
         user("Hi", {"type": "image_url.done", "image_url": IMAGE}),
         assistant(
-            {"type": "thinking.done", "thinking": "t", "fidelity": {"item_id": "rs_1"}},
-            {"type": "text.done", "text": "a", "fidelity": {"item_id": "msg_1", "phase": "x"}},
-            {**call("c" * 70, city="Oslo"), "fidelity": {"item_id": "fc_1"}},
+            {"type": "thinking.done", "thinking": "t", "fidelity": {"id": "rs_1"}},
+            {"type": "text.done", "text": "a", "fidelity": {"id": "msg_1", "phase": "x"}},
+            {**call("c" * 70, city="Oslo"), "fidelity": {"id": "fc_1"}},
         ),
         user(result("c" * 70, "ok", [IMAGE])),
     ]
@@ -742,7 +742,7 @@ def test_a_responses_refusal_goes_back_as_a_refusal_part():
     refusal = {
         "type": "text.done",
         "text": "I can't.",
-        "fidelity": {"item_id": "msg_1", "refusal": True},
+        "fidelity": {"id": "msg_1", "refusal": True},
     }
     sent = next_turn(RESPONSES, assistant(refusal))
     assert sent == [
@@ -761,7 +761,7 @@ def test_stateless_responses_replay_drops_what_the_server_cannot_look_up():
     bare = {
         "type": "thinking.done",
         "thinking": "x",
-        "fidelity": {"item_id": "rs_x", "part": "summary_text"},
+        "fidelity": {"id": "rs_x", "part": "summary_text"},
     }
     message = {**message, "content_items": [bare, *message["content_items"]]}
     sent = next_turn(RESPONSES, message, {"extra_body": {"store": False}})

@@ -6,9 +6,9 @@ The history becomes `input` items (docs/requests-openai.md has the full mapping)
               `function_call_output` items before it (output: the text, or a list of
               `input_text` + `input_image` parts when the result has images).
   assistant   replayed as the decoder received it (providers/openai_responses.py fidelity):
-              consecutive thinking items with one `item_id` → one `reasoning` item (summary
-              parts or `reasoning_text` content, `encrypted_content`, `id`); text with an
-              `item_id` → an output `message` item (`id`, `phase`, `output_text` / `refusal`
+              consecutive thinking items with one fidelity `id` → one `reasoning` item
+              (summary parts or `reasoning_text` content, `encrypted_content`, `id`); text with
+              an `id` → an output `message` item (`id`, `phase`, `output_text` / `refusal`
               parts, consecutive parts of one item joined); `function_call` items (`call_id`,
               `name`, JSON arguments, `id`). Text without this protocol's fidelity → a plain
               assistant message; thinking without it → dropped.
@@ -155,7 +155,7 @@ class _Input:
         for item in items_of(message):
             kind = item["type"]
             fidelity: dict[str, Any] = item.get("fidelity") or {}
-            item_id = fidelity.get("item_id")
+            item_id = fidelity.get("id")  # never "item_id": MMSP strips it (SPEC §2 rule 6)
             if not isinstance(item_id, str):
                 item_id = None  # another protocol's fidelity: nothing of it goes out
             if kind == "thinking.done":
