@@ -220,9 +220,7 @@ def test_a_phase_on_the_message_item_rides_as_text_fidelity(replay_server):
         },
     }
     assert thinking["thinking"] == ""
-    assert (
-        thinking["fidelity"]["id"] == "rs_0fabc13af1ee0049006a691dfe60b081a1baa444d3cf19afba"
-    )
+    assert thinking["fidelity"]["id"] == "rs_0fabc13af1ee0049006a691dfe60b081a1baa444d3cf19afba"
     assert call["name"] == "get_capital"
     assert call["tool_call_id"] == "call_LabG58Uhrq9kZvR52BYKjToD"
     assert call["arguments"] == {"country": "PotatoLand"}
