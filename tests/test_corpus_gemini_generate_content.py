@@ -26,6 +26,11 @@ def replay(server, name, slices=(), **options):
     return decode_over_http(server, load_capture(PROTOCOL, name), slices, **options)
 
 
+def replay_body(server, body: bytes, slices=(), **options):
+    """Serve an edited or cut body over loopback HTTP, as a capture is served."""
+    return decode_over_http(server, Capture(PROTOCOL, "edited", body, {}), slices, **options)
+
+
 def chunks_of(capture: Capture) -> list[dict]:
     """The capture's JSON chunks: every Gemini capture frames them as `data: <json>\\r\\n\\r\\n`."""
     blocks = [block for block in capture.body.split(b"\r\n\r\n") if block.strip()]
@@ -56,15 +61,21 @@ def comparable(decoded):
 
 
 @pytest.mark.parametrize("name", capture_names(PROTOCOL))
-def test_every_capture_replays_to_a_grammar_valid_final_response(replay_server, name):
+def test_every_capture_replays_to_a_final_response_or_the_blocked_prompt_error(replay_server, name):
     decoded = replay(replay_server, name, slices=[97, 13])
-    assert decoded.error is None
-    assert decoded.stop is not None
-    assert isinstance(decoded.decoder.result, FinalResponse)
     capture = load_capture(PROTOCOL, name)
     last = chunks_of(capture)[-1]
     assert decoded.decoder.metadata.model == last["modelVersion"] == capture.sidecar["model"]
     assert decoded.decoder.metadata.response_id == last["responseId"]
+    if "candidates" not in last:  # the prompt was refused before any candidate
+        block_reason = last["promptFeedback"]["blockReason"]
+        assert isinstance(decoded.error, ProviderError)
+        assert (decoded.error.error_type, decoded.error.code) == ("prompt_blocked", block_reason)
+        assert decoded.decoder.result is decoded.error.partial
+        return
+    assert decoded.error is None
+    assert decoded.stop is not None
+    assert isinstance(decoded.decoder.result, FinalResponse)
     assert decoded.decoder.metadata.raw_finish_reason == last["candidates"][0]["finishReason"]
 
 
@@ -74,7 +85,8 @@ def test_every_signature_in_a_capture_rides_on_an_item_or_is_reported_dropped(re
     sent = [
         p["thoughtSignature"]
         for chunk in chunks_of(capture)
-        for p in chunk["candidates"][0]["content"]["parts"]
+        for candidate in chunk.get("candidates") or []
+        for p in candidate["content"]["parts"]
         if "thoughtSignature" in p
     ]
     decoded = replay(replay_server, name)
@@ -146,22 +158,56 @@ def test_thought_parts_become_one_thinking_item_before_the_answer(replay_server)
     }
 
 
-def test_a_signed_answer_part_is_its_own_item_so_replay_puts_the_signature_back_on_it(
+def test_a_signature_on_the_first_answer_part_rides_on_the_whole_answer(replay_server):
+    # SPEC §3: one item per run of parts of one kind; a signature never ends an item.
+    capture = load_capture(PROTOCOL, "pydanticai-google-thinking")
+    signed = part(capture, 4)
+    assert "thoughtSignature" in signed and "thought" not in signed
+    assert not any("thoughtSignature" in part(capture, n) for n in range(5, 23))
+    decoded = replay(replay_server, "pydanticai-google-thinking")
+    thinking, answer = decoded.done_items
+    assert thinking["type"] == "thinking.done"
+    assert answer == {
+        "type": "text.done",
+        "text": "".join(part(capture, n)["text"] for n in range(4, 23)),
+        "fidelity": {"thought_signature": signed["thoughtSignature"]},
+    }
+    assert answer["text"].startswith("This is a great question! Safely crossing the street")
+    carriers = [d for d in delta_items(decoded, "text.delta") if "fidelity" in d]
+    assert len(carriers) == 1 and carriers[0]["text"] == ""
+
+
+def test_a_stream_cut_after_the_signed_first_answer_part_closes_no_fragment_of_the_answer(
     replay_server,
 ):
     capture = load_capture(PROTOCOL, "pydanticai-google-thinking")
-    signed = part(capture, 4)
-    decoded = replay(replay_server, "pydanticai-google-thinking")
-    _, first, rest = decoded.done_items
-    assert first == {
-        "type": "text.done",
-        "text": signed["text"],
-        "fidelity": {"thought_signature": signed["thoughtSignature"]},
+    blocks = [b for b in capture.body.split(b"\r\n\r\n") if b.strip()]
+    cut = b"".join(block + b"\r\n\r\n" for block in blocks[:7])  # thoughts, answer parts 4-6
+    decoded = replay_body(replay_server, cut)
+    error = decoded.error
+    assert isinstance(error, IncompleteStreamError)
+    assert [i["type"] for i in error.partial.items] == ["thinking.done"]
+    assert not any(i["type"] == "text.done" for i in decoded.done_items)
+    assert error.partial.open_item == {
+        "type": "text.delta",
+        "text": "".join(part(capture, n)["text"] for n in (4, 5, 6)),
+        "fidelity": {"thought_signature": part(capture, 4)["thoughtSignature"]},
     }
-    assert first["text"].startswith("This is a great question! Safely crossing the street")
-    assert rest["type"] == "text.done" and "fidelity" not in rest
-    assert rest["text"] == "".join(part(capture, n)["text"] for n in range(5, 23))
-    assert rest["text"].startswith(" guide that is widely taught for safety:")
+
+
+def test_a_second_signature_in_one_run_begins_a_new_item_and_keeps_both(replay_server):
+    chunks = chunks_of(load_capture(PROTOCOL, "pydanticai-google-text"))
+    chunks[0]["candidates"][0]["content"]["parts"][0]["thoughtSignature"] = "sig-one"
+    chunks[2]["candidates"][0]["content"]["parts"][0]["thoughtSignature"] = "sig-two"
+    decoded = replay_body(replay_server, b"".join(frame(c) for c in chunks))
+    assert decoded.done_items == [
+        {
+            "type": "text.done",
+            "text": "The capital of France",
+            "fidelity": {"thought_signature": "sig-one"},
+        },
+        {"type": "text.done", "text": " is Paris.\n", "fidelity": {"thought_signature": "sig-two"}},
+    ]
 
 
 def test_an_empty_text_part_carrying_a_signature_attaches_to_the_text_it_closes(replay_server):
