@@ -6,6 +6,7 @@ that shares no code with the decoder), not from our output.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -487,17 +488,53 @@ def test_code_interpreter_calls_and_their_code_deltas_are_skipped_and_counted(re
     assert decoded.stop["usage_metadata"]["prompt_tokens"] == 6047 - 2944
 
 
-def test_an_image_generation_call_is_skipped_and_its_empty_message_kept(replay_server):
-    decoded = replay(replay_server, "vercel-openai-image-generation")
-    skipped = decoded.decoder.metadata.skipped
-    assert skipped["item:image_generation_call"] == 1
-    assert skipped["event:response.image_generation_call.partial_image"] == 1
-    assert decoded.done_items[-1] == {
+def test_an_image_generation_result_is_one_inline_data_item_between_reasoning_and_message(
+    replay_server,
+):
+    capture = load_capture(PROTOCOL, "vercel-openai-image-generation")
+    (call,) = [
+        e["item"]
+        for e in provider_events(capture)
+        if e["type"] == "response.output_item.done" and e["item"]["type"] == "image_generation_call"
+    ]
+    assert call["output_format"] == "webp" and len(call["result"]) == 327
+    # Truncated upstream (the corpus notes say so), but still base64 of a WebP header.
+    image = base64.b64decode(call["result"])
+    assert image.startswith(b"RIFF") and image[8:12] == b"WEBP"
+    decoded = replay(replay_server, "vercel-openai-image-generation", slices=[7, 1, 64])
+    assert decoded.error is None
+    reasoning, inline, message = decoded.done_items
+    assert reasoning == {
+        "type": "thinking.done",
+        "thinking": "",
+        "fidelity": {"id": "rs_0df93c0bb83a72f20068c979db90b4819e94cedbfda2d49af6"},
+    }
+    assert inline == {
+        "type": "inline_data.done",
+        "data": image,
+        "mime_type": "image/webp",
+        "fidelity": {"id": "ig_0df93c0bb83a72f20068c979f589c0819e9f0fc2d1a27aa1b8"},
+    }
+    assert message == {
         "type": "text.done",
         "text": "",
         "fidelity": {"id": "msg_0df93c0bb83a72f20068c97a0b36f4819ea5906451007f95e2"},
     }
+    skipped = decoded.decoder.metadata.skipped
+    assert "item:image_generation_call" not in skipped
+    assert skipped["event:response.image_generation_call.partial_image"] == 1  # a preview
     assert decoded.stop["finish_reason"] == "stop"
+    assert decoded.decoder.result.message["content_items"][1]["mime_type"] == "image/webp"
+
+
+def test_an_image_generation_call_cut_before_its_result_is_no_item(replay_server):
+    capture = load_capture(PROTOCOL, "vercel-openai-image-generation")
+    cut = frame_index(capture, b"response.image_generation_call.completed")
+    body = b"".join(frames(capture)[:cut])
+    decoded = decode_over_http(replay_server, Capture(PROTOCOL, "image-cut", body, {}))
+    assert isinstance(decoded.error, IncompleteStreamError)
+    assert [i["type"] for i in decoded.error.partial.items] == ["thinking.done"]
+    assert decoded.error.partial.open_item is None
 
 
 # --- errors and endings ---------------------------------------------------------------------

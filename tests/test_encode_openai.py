@@ -681,6 +681,8 @@ def replay_view(item: dict[str, Any]) -> dict[str, Any]:
             "content": [part["text"] for part in item.get("content") or []],
             "encrypted_content": item.get("encrypted_content"),
         }
+    if kind == "image_generation_call":  # the image's bytes, however its base64 is spelled
+        return {"type": kind, "id": item["id"], "image": base64.b64decode(item["result"])}
     if kind == "message":
         return {
             "type": kind,
@@ -708,6 +710,7 @@ def replay_view(item: dict[str, Any]) -> dict[str, Any]:
         "vercel-azure-reasoning-encrypted-content",
         "pydanticai-openrouter-raw-reasoning",
         "pydanticai-deepseek-function-call",
+        "vercel-openai-image-generation",
     ],
 )
 def test_responses_output_items_come_back_as_the_next_requests_input_items(name):
@@ -754,6 +757,27 @@ def test_a_responses_refusal_goes_back_as_a_refusal_part():
             "content": [{"type": "refusal", "refusal": "I can't."}],
         }
     ]
+
+
+def test_a_generated_image_goes_back_to_responses_as_its_image_generation_call():
+    sent = next_turn(RESPONSES, final_message(RESPONSES, "vercel-openai-image-generation"))
+    (image,) = [item for item in sent if item.get("type") == "image_generation_call"]
+    (captured,) = [i for i in output_items("vercel-openai-image-generation") if "result" in i]
+    assert image == {
+        "type": "image_generation_call",
+        "id": captured["id"],
+        "status": "completed",
+        "result": image["result"],
+    }
+    assert base64.b64decode(image["result"]) == base64.b64decode(captured["result"])
+
+
+def test_a_generated_image_is_left_out_of_stateless_responses_and_out_of_chat():
+    message = final_message(RESPONSES, "vercel-openai-image-generation")
+    assert any(i["type"] == "inline_data.done" for i in message["content_items"])
+    stateless = next_turn(RESPONSES, message, {"extra_body": {"store": False}})
+    assert not any(item.get("type") == "image_generation_call" for item in stateless)
+    assert "image" not in json.dumps(next_turn(CHAT, message))
 
 
 def test_stateless_responses_replay_drops_what_the_server_cannot_look_up():

@@ -46,8 +46,6 @@ refused the request, which no finish reason describes honestly.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from functools import lru_cache
 from typing import Any
@@ -57,6 +55,7 @@ import orjson
 from ..errors import ProviderError
 from ..types import FinishReason
 from .base import load_json
+from .inline_media import decode_base64
 
 _FINISH: dict[str, FinishReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
 _RETRYABLE = {"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"}
@@ -238,13 +237,8 @@ class GeminiGenerateContentDecoder:
             return
         mime = blob.get("mimeType") or "application/octet-stream"
         encoded = blob.get("data") or ""
-        try:
-            # b64decode drops characters outside its alphabet, so URL-safe data is told apart
-            if "-" in encoded or "_" in encoded:
-                data = base64.urlsafe_b64decode(encoded)
-            else:
-                data = base64.b64decode(encoded)
-        except (binascii.Error, ValueError, TypeError):
+        data = decode_base64(encoded) if isinstance(encoded, str) else None
+        if data is None:
             sink.skip("part:inlineData_undecodable")
             sink.diagnostic({"type": "inline_data_undecodable", "mime_type": mime})
             return

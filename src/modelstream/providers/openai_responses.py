@@ -18,6 +18,10 @@ keyed by the provider's identity, and one grammar item is:
   tool_call  one `function_call` item, key item_id: name and `call_id` (the tool_call_id) at
              `output_item.added`, `function_call_arguments.delta` fragments, ends at
              `output_item.done`.
+  inline_data  one `image_generation_call` item's `result` (base64), whole at its
+             `output_item.done`, mime type `image/<output_format>` (png when absent). The
+             `partial_image` previews before it are skipped and counted (SPEC §3: the image is
+             the result); a call that ends without a result makes no item.
 
 Fidelity (what Responses replay needs, SPEC §2 rule 6). The provider's item id rides as "id":
 MMSP reserves the fidelity key "item_id" for its own bookkeeping and strips it.
@@ -27,9 +31,11 @@ MMSP reserves the fidelity key "item_id" for its own bookkeeping and strips it.
   text       {"id": "msg_…"}, plus "phase" when the item has one, and "refusal": true on a
              refusal part (SPEC §2: a refusal is the model's answer).
   tool_call  {"id": "fc_…"} (replay sends it so the call stays paired with its reasoning).
+  inline_data  {"id": "ig_…"} (replay sends the image back as its `image_generation_call`).
 
 Skipped and counted (`metadata.skipped`): built-in tool items (web search, code interpreter,
-image generation, MCP, file search, …) as `item:<type>`, and their events as `event:<type>`;
+MCP, file search, …) as `item:<type>`, and their events (image generation's too) as
+`event:<type>`; an image result that is not base64 as `image_undecodable`;
 annotations as `annotation`; non-empty logprobs on text deltas as `logprobs`; any other unknown
 event as `event:<type>`.
 
@@ -56,6 +62,7 @@ from orjson import loads
 from ..errors import ProviderError
 from ..types import FinishReason, Usage
 from .base import int_or_none
+from .inline_media import decode_base64
 
 _TEXT_DELTA = "response.output_text.delta"
 _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length"}
@@ -160,6 +167,8 @@ class OpenAIResponsesDecoder:
         elif item_type == "reasoning":
             state = self._items[item_id] = _Item({"id": item_id})
             state.encrypted = item.get("encrypted_content")
+        elif item_type == "image_generation_call":
+            pass  # its image arrives whole at `output_item.done`
         elif item_type == "function_call":
             self._items[item_id] = state = _Item({"id": item_id})
             arguments = item.get("arguments") or ""
@@ -185,6 +194,8 @@ class OpenAIResponsesDecoder:
             self._reasoning_done(item, item_id, state)
         elif item_type == "function_call":
             self._function_call_done(item, item_id, state)
+        elif item_type == "image_generation_call":
+            self._image_done(item, item_id)
         # a built-in tool item's done: already counted at `.added`
 
     def _message_done(self, item: dict[str, Any], item_id: Any, state: _Item | None) -> None:
@@ -229,6 +240,19 @@ class OpenAIResponsesDecoder:
             )
         elif not state.streamed and arguments:  # arguments only on the finished item
             self.sink.tool_call(item_id, arguments)
+        self.sink.end_item(item_id)
+
+    def _image_done(self, item: dict[str, Any], item_id: Any) -> None:
+        result = item.get("result")
+        if not result or not isinstance(result, str):
+            self.sink.skip("image_generation_call_without_result")
+            return
+        data = decode_base64(result)
+        if data is None:
+            self.sink.skip("image_undecodable")
+            return
+        mime_type = f"image/{item.get('output_format') or 'png'}"
+        self.sink.inline_data(item_id, data, mime_type, {"id": item_id})
         self.sink.end_item(item_id)
 
     # --- parts and deltas -----------------------------------------------------------------
