@@ -780,6 +780,29 @@ def test_a_generated_image_is_left_out_of_stateless_responses_and_out_of_chat():
     assert "image" not in json.dumps(next_turn(CHAT, message))
 
 
+AUDIO_ANSWER = assistant(
+    {"type": "text.done", "text": "Hello there!", "fidelity": {"audio_id": "audio_abc123"}},
+    {
+        "type": "inline_data.done",
+        "data": b"\x00\x01",
+        "mime_type": "audio/pcm;rate=24000",
+        "fidelity": {"audio_id": "audio_abc123", "expires_at": 1729234747},
+    },
+)
+
+
+def test_a_chat_audio_answer_goes_back_by_its_id_in_place_of_its_transcript():
+    assert next_turn(CHAT, AUDIO_ANSWER) == [
+        {"role": "assistant", "content": None, "audio": {"id": "audio_abc123"}}
+    ]
+
+
+def test_a_transcript_without_its_clip_goes_back_as_text():
+    transcript_only = assistant(AUDIO_ANSWER["content_items"][0])
+    assert next_turn(CHAT, transcript_only) == [{"role": "assistant", "content": "Hello there!"}]
+    assert next_turn(RESPONSES, AUDIO_ANSWER) == [{"role": "assistant", "content": "Hello there!"}]
+
+
 def test_stateless_responses_replay_drops_what_the_server_cannot_look_up():
     message = final_message(RESPONSES, "pydanticai-phase")
     bare = {
