@@ -41,6 +41,10 @@ def part(capture: Capture, chunk: int, index: int = 0) -> dict:
     return chunks_of(capture)[chunk]["candidates"][0]["content"]["parts"][index]
 
 
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
 def frame(chunk: dict) -> bytes:
     return b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
 
@@ -672,6 +676,26 @@ def test_each_image_is_its_own_item_and_audio_chunks_of_one_clip_join():
         {"type": "inline_data.done", "data": png, "mime_type": "image/png"},
         {"type": "inline_data.done", "data": jpeg, "mime_type": "image/jpeg"},
         {"type": "inline_data.done", "data": pcm[0] + pcm[1], "mime_type": "audio/L16"},
+    ]
+
+
+def test_a_signature_on_an_audio_chunk_rides_on_the_clip_without_ending_it(replay_server):
+    pcm = [b"\x00\x01", b"\x02\x03", b"\x04\x05"]
+
+    def chunk(data: bytes, **extra) -> dict:
+        part = {"inlineData": {"mimeType": "audio/L16;rate=24000", "data": b64(data)}, **extra}
+        return {"candidates": [{"content": {"parts": [part], "role": "model"}}]}
+
+    chunks = [chunk(pcm[0]), chunk(pcm[1], thoughtSignature="sig-audio"), chunk(pcm[2])]
+    chunks[-1]["candidates"][0]["finishReason"] = "STOP"
+    decoded = replay_body(replay_server, b"".join(frame(c) for c in chunks))
+    assert decoded.done_items == [
+        {
+            "type": "inline_data.done",
+            "data": b"".join(pcm),
+            "mime_type": "audio/L16;rate=24000",
+            "fidelity": {"thought_signature": "sig-audio"},
+        }
     ]
 
 
