@@ -20,7 +20,7 @@ from modelstream import (
     ProviderError,
     ToolCallArgumentParseError,
 )
-from support import capture_names, decode_chunks, decode_over_http, load_capture
+from support import Capture, capture_names, decode_chunks, decode_over_http, load_capture
 
 PROTOCOL = "anthropic-messages"
 
@@ -128,6 +128,8 @@ def expected_from_file(name: str) -> Expected:
                 expected.message = payload["message"]
             usage = (expected.message if kind == "message_start" else payload).get("usage") or {}
             for key in _USAGE_FIELDS:  # cumulative counts: the last reported value wins
+                if key == "output_tokens" and kind == "message_start":
+                    continue  # a placeholder before generation, never the turn's output
                 if usage.get(key) is not None:
                     counts[key] = usage[key]
             details = usage.get("output_tokens_details") or {}
@@ -424,3 +426,26 @@ def test_cache_writes_count_as_prompt_input_and_cache_reads_as_cached():
         "thoughts_tokens": None,
         "response_tokens": 7,
     }
+
+
+def test_without_usage_in_message_delta_the_output_is_unknown_not_the_start_placeholder(
+    replay_server,
+):
+    capture = load_capture(PROTOCOL, "vercel-anthropic-text")
+    reported = (
+        b',"usage":{"input_tokens":12,"cache_creation_input_tokens":0,'
+        b'"cache_read_input_tokens":0,"output_tokens":30}'
+    )
+    assert capture.body.count(reported) == 1  # the message_delta's usage
+    assert b'"output_tokens":1,' in capture.body  # message_start's placeholder
+    body = capture.body.replace(reported, b"")
+    decoded = decode_over_http(replay_server, Capture(PROTOCOL, "no-delta-usage", body, {}))
+    assert decoded.error is None
+    assert decoded.stop["usage_metadata"] == {
+        "cached_tokens": 0,
+        "prompt_tokens": 12,
+        "thoughts_tokens": None,
+        "response_tokens": None,
+    }
+    assert {"type": "usage_missing"} in decoded.decoder.metadata.diagnostics
+    assert decoded.decoder.result.message["content_items"][0]["text"].startswith("Hello! I'm")

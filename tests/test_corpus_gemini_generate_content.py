@@ -26,6 +26,11 @@ def replay(server, name, slices=(), **options):
     return decode_over_http(server, load_capture(PROTOCOL, name), slices, **options)
 
 
+def replay_body(server, body: bytes, slices=(), **options):
+    """Serve an edited or cut body over loopback HTTP, as a capture is served."""
+    return decode_over_http(server, Capture(PROTOCOL, "edited", body, {}), slices, **options)
+
+
 def chunks_of(capture: Capture) -> list[dict]:
     """The capture's JSON chunks: every Gemini capture frames them as `data: <json>\\r\\n\\r\\n`."""
     blocks = [block for block in capture.body.split(b"\r\n\r\n") if block.strip()]
@@ -34,6 +39,10 @@ def chunks_of(capture: Capture) -> list[dict]:
 
 def part(capture: Capture, chunk: int, index: int = 0) -> dict:
     return chunks_of(capture)[chunk]["candidates"][0]["content"]["parts"][index]
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def frame(chunk: dict) -> bytes:
@@ -56,15 +65,21 @@ def comparable(decoded):
 
 
 @pytest.mark.parametrize("name", capture_names(PROTOCOL))
-def test_every_capture_replays_to_a_grammar_valid_final_response(replay_server, name):
+def test_every_capture_replays_to_a_final_response_or_the_blocked_prompt_error(replay_server, name):
     decoded = replay(replay_server, name, slices=[97, 13])
-    assert decoded.error is None
-    assert decoded.stop is not None
-    assert isinstance(decoded.decoder.result, FinalResponse)
     capture = load_capture(PROTOCOL, name)
     last = chunks_of(capture)[-1]
     assert decoded.decoder.metadata.model == last["modelVersion"] == capture.sidecar["model"]
     assert decoded.decoder.metadata.response_id == last["responseId"]
+    if "candidates" not in last:  # the prompt was refused before any candidate
+        block_reason = last["promptFeedback"]["blockReason"]
+        assert isinstance(decoded.error, ProviderError)
+        assert (decoded.error.error_type, decoded.error.code) == ("prompt_blocked", block_reason)
+        assert decoded.decoder.result is decoded.error.partial
+        return
+    assert decoded.error is None
+    assert decoded.stop is not None
+    assert isinstance(decoded.decoder.result, FinalResponse)
     assert decoded.decoder.metadata.raw_finish_reason == last["candidates"][0]["finishReason"]
 
 
@@ -74,7 +89,8 @@ def test_every_signature_in_a_capture_rides_on_an_item_or_is_reported_dropped(re
     sent = [
         p["thoughtSignature"]
         for chunk in chunks_of(capture)
-        for p in chunk["candidates"][0]["content"]["parts"]
+        for candidate in chunk.get("candidates") or []
+        for p in candidate["content"]["parts"]
         if "thoughtSignature" in p
     ]
     decoded = replay(replay_server, name)
@@ -146,22 +162,56 @@ def test_thought_parts_become_one_thinking_item_before_the_answer(replay_server)
     }
 
 
-def test_a_signed_answer_part_is_its_own_item_so_replay_puts_the_signature_back_on_it(
+def test_a_signature_on_the_first_answer_part_rides_on_the_whole_answer(replay_server):
+    # SPEC §3: one item per run of parts of one kind; a signature never ends an item.
+    capture = load_capture(PROTOCOL, "pydanticai-google-thinking")
+    signed = part(capture, 4)
+    assert "thoughtSignature" in signed and "thought" not in signed
+    assert not any("thoughtSignature" in part(capture, n) for n in range(5, 23))
+    decoded = replay(replay_server, "pydanticai-google-thinking")
+    thinking, answer = decoded.done_items
+    assert thinking["type"] == "thinking.done"
+    assert answer == {
+        "type": "text.done",
+        "text": "".join(part(capture, n)["text"] for n in range(4, 23)),
+        "fidelity": {"thought_signature": signed["thoughtSignature"]},
+    }
+    assert answer["text"].startswith("This is a great question! Safely crossing the street")
+    carriers = [d for d in delta_items(decoded, "text.delta") if "fidelity" in d]
+    assert len(carriers) == 1 and carriers[0]["text"] == ""
+
+
+def test_a_stream_cut_after_the_signed_first_answer_part_closes_no_fragment_of_the_answer(
     replay_server,
 ):
     capture = load_capture(PROTOCOL, "pydanticai-google-thinking")
-    signed = part(capture, 4)
-    decoded = replay(replay_server, "pydanticai-google-thinking")
-    _, first, rest = decoded.done_items
-    assert first == {
-        "type": "text.done",
-        "text": signed["text"],
-        "fidelity": {"thought_signature": signed["thoughtSignature"]},
+    blocks = [b for b in capture.body.split(b"\r\n\r\n") if b.strip()]
+    cut = b"".join(block + b"\r\n\r\n" for block in blocks[:7])  # thoughts, answer parts 4-6
+    decoded = replay_body(replay_server, cut)
+    error = decoded.error
+    assert isinstance(error, IncompleteStreamError)
+    assert [i["type"] for i in error.partial.items] == ["thinking.done"]
+    assert not any(i["type"] == "text.done" for i in decoded.done_items)
+    assert error.partial.open_item == {
+        "type": "text.delta",
+        "text": "".join(part(capture, n)["text"] for n in (4, 5, 6)),
+        "fidelity": {"thought_signature": part(capture, 4)["thoughtSignature"]},
     }
-    assert first["text"].startswith("This is a great question! Safely crossing the street")
-    assert rest["type"] == "text.done" and "fidelity" not in rest
-    assert rest["text"] == "".join(part(capture, n)["text"] for n in range(5, 23))
-    assert rest["text"].startswith(" guide that is widely taught for safety:")
+
+
+def test_a_second_signature_in_one_run_begins_a_new_item_and_keeps_both(replay_server):
+    chunks = chunks_of(load_capture(PROTOCOL, "pydanticai-google-text"))
+    chunks[0]["candidates"][0]["content"]["parts"][0]["thoughtSignature"] = "sig-one"
+    chunks[2]["candidates"][0]["content"]["parts"][0]["thoughtSignature"] = "sig-two"
+    decoded = replay_body(replay_server, b"".join(frame(c) for c in chunks))
+    assert decoded.done_items == [
+        {
+            "type": "text.done",
+            "text": "The capital of France",
+            "fidelity": {"thought_signature": "sig-one"},
+        },
+        {"type": "text.done", "text": " is Paris.\n", "fidelity": {"thought_signature": "sig-two"}},
+    ]
 
 
 def test_an_empty_text_part_carrying_a_signature_attaches_to_the_text_it_closes(replay_server):
@@ -629,6 +679,26 @@ def test_each_image_is_its_own_item_and_audio_chunks_of_one_clip_join():
     ]
 
 
+def test_a_signature_on_an_audio_chunk_rides_on_the_clip_without_ending_it(replay_server):
+    pcm = [b"\x00\x01", b"\x02\x03", b"\x04\x05"]
+
+    def chunk(data: bytes, **extra) -> dict:
+        part = {"inlineData": {"mimeType": "audio/L16;rate=24000", "data": b64(data)}, **extra}
+        return {"candidates": [{"content": {"parts": [part], "role": "model"}}]}
+
+    chunks = [chunk(pcm[0]), chunk(pcm[1], thoughtSignature="sig-audio"), chunk(pcm[2])]
+    chunks[-1]["candidates"][0]["finishReason"] = "STOP"
+    decoded = replay_body(replay_server, b"".join(frame(c) for c in chunks))
+    assert decoded.done_items == [
+        {
+            "type": "inline_data.done",
+            "data": b"".join(pcm),
+            "mime_type": "audio/L16;rate=24000",
+            "fidelity": {"thought_signature": "sig-audio"},
+        }
+    ]
+
+
 def test_an_image_is_done_as_soon_as_its_part_arrives():
     image = {"mimeType": "image/png", "data": base64.b64encode(b"\x89PNG-bytes").decode()}
     chunk = {"candidates": [{"content": {"parts": [{"inlineData": image}], "role": "model"}}]}
@@ -685,3 +755,294 @@ def test_cached_content_tokens_are_taken_out_of_the_prompt_count():
         "thoughts_tokens": 0,
         "response_tokens": 8,
     }
+
+
+# --- more captures: text, signatures, thinking ---------------------------------------------------
+# Texts and counts below were read from each capture's payloads; signatures are taken from the
+# part that carries them with `part`, which reads the file with `json` alone.
+
+
+def usage(prompt, thoughts, response, cached=0):
+    return {
+        "cached_tokens": cached,
+        "prompt_tokens": prompt,
+        "thoughts_tokens": thoughts,
+        "response_tokens": response,
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected_usage"),
+    [
+        ("vercel-google-empty-text-signature", "4", usage(15, 52, 1)),
+        ("vercel-google-gemini-3.7-flash", "OK", usage(6, 50, 1)),
+        (
+            "vercel-google-gemini3-signature-only",
+            'There are **3** "r"s in strawberry.\n\nSt**r**awbe**rr**y',
+            usage(9, 302, 23),
+        ),
+        (
+            "vercel-google-gemini3-text-signature",
+            'There are **3** "r"s in strawberry.\n\nHere is the breakdown: st**r**awbe**rr**y.',
+            usage(9, 256, 29),
+        ),
+        (
+            "vercel-google-tool-result-answer",
+            "It is currently sunny and 72 degrees in San Francisco.",
+            usage(311, 161, 13),
+        ),
+        (
+            "pydanticai-google-structured-output",
+            '{\n  "city": "Mexico City",\n  "country": "Mexico"\n} ',
+            usage(128, 30, 21),
+        ),
+    ],
+)
+def test_a_signature_sent_on_an_empty_last_part_rides_on_the_one_answer_item(
+    replay_server, name, text, expected_usage
+):
+    capture = load_capture(PROTOCOL, name)
+    last = len(chunks_of(capture)) - 1
+    closing = part(capture, last)
+    assert closing["text"] == "" and closing["thoughtSignature"]
+    decoded = replay(replay_server, name, slices=[5, 61])
+    assert decoded.done_items == [
+        {
+            "type": "text.done",
+            "text": text,
+            "fidelity": {"thought_signature": closing["thoughtSignature"]},
+        }
+    ]
+    assert decoded.stop["finish_reason"] == "stop"
+    assert decoded.stop["usage_metadata"] == expected_usage
+    assert decoded.decoder.metadata.skipped == {}
+
+
+def test_structured_output_text_is_the_json_the_schema_asked_for(replay_server):
+    decoded = replay(replay_server, "pydanticai-google-structured-output")
+    (answer,) = decoded.done_items
+    assert json.loads(answer["text"]) == {"city": "Mexico City", "country": "Mexico"}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected_usage", "skipped"),
+    [
+        ("pydanticai-google-single-chunk", "Paris", usage(6, 35, 1), {}),
+        (
+            # a sanitized capture: the answer, then an empty text part with STOP
+            "vercel-google-search-sanitized",
+            "The current date is Wednesday, August 26, 2026.",
+            usage(17 + 308, 333, 37),
+            {},
+        ),
+        (
+            # chunk 0: urlContextMetadata and an empty groundingMetadata; chunk 1: grounding
+            "pydanticai-google-url-context",
+            "Pydantic AI Gateway is now available!",
+            usage(32 + 4610, 37, 25),
+            {"candidate:urlContextMetadata": 1, "candidate:groundingMetadata": 1},
+        ),
+    ],
+)
+def test_unsigned_answers_are_one_text_item_without_fidelity(
+    replay_server, name, text, expected_usage, skipped
+):
+    decoded = replay(replay_server, name)
+    assert decoded.done_items == [{"type": "text.done", "text": text}]
+    assert decoded.stop["finish_reason"] == "stop"
+    assert decoded.stop["usage_metadata"] == expected_usage
+    assert decoded.decoder.metadata.skipped == skipped
+
+
+def test_max_tokens_ends_the_text_with_length_and_keeps_every_part(replay_server):
+    capture = load_capture(PROTOCOL, "vercel-google-flash-max-tokens")
+    chunks = chunks_of(capture)
+    assert len(chunks) == 8
+    decoded = replay(replay_server, "vercel-google-flash-max-tokens", slices=[1, 7])
+    (text,) = decoded.done_items
+    assert text["text"] == "".join(part(capture, n)["text"] for n in range(8))
+    assert text["text"].startswith("## Seed & Song Day - Celebrated on the Vernal Equinox\n\n")
+    assert text["text"].endswith("connects people to the natural world.\n\n*   **The")
+    assert len(text["text"]) == 1008
+    assert decoded.stop["finish_reason"] == "length"
+    assert decoded.decoder.metadata.raw_finish_reason == "MAX_TOKENS"
+    # Only the last chunk counts candidates (200; promptTokenCount drops from 10 to 9 there);
+    # gemini-2.0-flash reports no thoughtsTokenCount and streamed no thought.
+    assert decoded.stop["usage_metadata"] == usage(9, 0, 200)
+
+
+def test_flash_thoughts_become_one_unsigned_thinking_item_before_the_answer(replay_server):
+    capture = load_capture(PROTOCOL, "vercel-google-flash-thoughts")
+    assert [part(capture, n).get("thought", False) for n in range(4)] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    decoded = replay(replay_server, "vercel-google-flash-thoughts")
+    assert decoded.done_items == [
+        {
+            "type": "thinking.done",
+            "thinking": 'I need to count the letter "r" in "strawberry".\n\n'
+            "s-t-r-a-w-b-e-r-r-y. I count 3 r's.\n\n",
+        },
+        {"type": "text.done", "text": 'There are **3** "r"s in the word "strawberry".'},
+    ]
+    assert decoded.stop["usage_metadata"] == usage(14, 151, 13)
+
+
+# --- more captures: function calls ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "expected_usage"),
+    [
+        (
+            "pydanticai-google-flash-tool-call",
+            ("get_capital", {"country": "France"}),
+            usage(52, 0, 5),
+        ),
+        (
+            "vercel-google-flash-tool-call",
+            ("weather", {"location": "San Francisco"}),
+            usage(26, 0, 4),
+        ),
+    ],
+)
+def test_a_gemini_2_0_call_without_id_or_signature_is_one_tool_call(
+    replay_server, name, call, expected_usage
+):
+    decoded = replay(replay_server, name)
+    assert decoded.done_items == [
+        {"type": "tool_call.done", "tool_call_id": "call_1", "name": call[0], "arguments": call[1]}
+    ]
+    assert decoded.stop["finish_reason"] == "tool_call"
+    assert decoded.decoder.metadata.raw_finish_reason == "STOP"
+    assert decoded.stop["usage_metadata"] == expected_usage
+
+
+def test_a_gemini_3_call_keeps_its_signature_and_the_empty_closing_text_opens_nothing(
+    replay_server,
+):
+    capture = load_capture(PROTOCOL, "vercel-google-gemini3-tool-call-signature")
+    signed = part(capture, 0)
+    assert part(capture, 1) == {"text": ""}
+    decoded = replay(replay_server, "vercel-google-gemini3-tool-call-signature")
+    assert decoded.done_items == [
+        {
+            "type": "tool_call.done",
+            "tool_call_id": "call_1",
+            "name": "weather",
+            "arguments": {"location": "San Francisco"},
+            "fidelity": {"thought_signature": signed["thoughtSignature"]},
+        }
+    ]
+    assert len(signed["thoughtSignature"]) == 5488
+    assert decoded.stop["finish_reason"] == "tool_call"
+    assert decoded.stop["usage_metadata"] == usage(29, 804, 15)
+
+
+def test_nested_whole_args_and_the_providers_call_id_are_kept(replay_server):
+    decoded = replay(replay_server, "vercel-google-nested-args-redacted")
+    assert decoded.done_items == [
+        {
+            "type": "tool_call.done",
+            "tool_call_id": "call_345658",
+            "name": "search",
+            "arguments": {"condition": {"or": [{"term": "x"}, {"term": "y"}]}},
+            "fidelity": {"thought_signature": "<redacted>"},
+        }
+    ]
+    meta = decoded.decoder.metadata
+    assert not any(d["type"] == "tool_call_id_synthesized" for d in meta.diagnostics)
+    assert meta.response_id == "<redacted>"
+    assert decoded.stop["finish_reason"] == "tool_call"
+    assert decoded.stop["usage_metadata"] == usage(694, 205, 26)
+
+
+# --- more captures: provider-executed tools, images, a blocked prompt ----------------------------
+
+
+def test_file_search_parts_are_skipped_and_the_answer_keeps_its_closing_signature(replay_server):
+    capture = load_capture(PROTOCOL, "pydanticai-google-file-search-gemini3")
+    assert "toolCall" in part(capture, 0) and "toolResponse" in part(capture, 1)
+    decoded = replay(replay_server, "pydanticai-google-file-search-gemini3")
+    (answer,) = decoded.done_items
+    assert answer == {
+        "type": "text.done",
+        "text": "".join(part(capture, n)["text"] for n in range(2, 8)),
+        "fidelity": {"thought_signature": part(capture, 7)["thoughtSignature"]},
+    }
+    assert answer["text"].startswith("The capital of France is **Paris**.\n\n")
+    assert answer["text"].endswith(
+        "situated on the Seine River in the northern part of the country."
+    )
+    meta = decoded.decoder.metadata
+    assert meta.skipped == {
+        "part:toolCall": 1,
+        "part:toolResponse": 1,
+        "candidate:groundingMetadata": 1,
+    }
+    dropped = [d for d in meta.diagnostics if d["type"] == "thought_signature_dropped"]
+    assert dropped == [
+        {"type": "thought_signature_dropped", "part": "toolCall"},
+        {"type": "thought_signature_dropped", "part": "toolResponse"},
+    ]
+    # last chunk: promptTokenCount 427, toolUsePromptTokenCount 771, candidatesTokenCount 122,
+    # thoughtsTokenCount 447, totalTokenCount 1767 (= 427 + 771 + 122 + 447)
+    assert decoded.stop["usage_metadata"] == usage(427 + 771, 447, 122)
+    assert sum(decoded.stop["usage_metadata"].values()) == 1767
+
+
+def test_search_then_structured_output_skips_the_search_parts_and_keeps_the_json(replay_server):
+    capture = load_capture(PROTOCOL, "pydanticai-google-structured-output-search")
+    assert "toolCall" in part(capture, 0, 0) and part(capture, 0, 1) == {"text": ""}
+    decoded = replay(replay_server, "pydanticai-google-structured-output-search")
+    (answer,) = decoded.done_items
+    assert answer == {
+        "type": "text.done",
+        "text": '{\n  "city": "Mexico City",\n  "country": "Mexico"\n} ',
+        "fidelity": {"thought_signature": part(capture, 4)["thoughtSignature"]},
+    }
+    meta = decoded.decoder.metadata
+    assert meta.skipped == {
+        "part:toolCall": 1,
+        "part:toolResponse": 1,
+        "candidate:groundingMetadata": 1,
+    }
+    # The last chunk's usage has no candidatesTokenCount (promptTokenCount 87,
+    # thoughtsTokenCount 78, totalTokenCount 165): the answer's output count is unknown.
+    assert decoded.stop["usage_metadata"] == usage(87, 78, None)
+
+
+def test_a_generated_image_is_one_inline_data_item_with_its_signature(replay_server):
+    capture = load_capture(PROTOCOL, "vercel-google-image-signature-sanitized")
+    image = part(capture, 0)
+    assert image["inlineData"] == {"mimeType": "image/jpeg", "data": "AA=="}
+    decoded = replay(replay_server, "vercel-google-image-signature-sanitized")
+    assert decoded.done_items == [
+        {
+            "type": "inline_data.done",
+            "data": b"\x00",
+            "mime_type": "image/jpeg",
+            "fidelity": {"thought_signature": "live-image-thought-signature"},
+        }
+    ]
+    assert decoded.stop["finish_reason"] == "stop"
+    assert decoded.stop["usage_metadata"] == usage(8, 175, 1228)
+    message = decoded.decoder.result.message
+    assert [i["type"] for i in message["content_items"]] == ["inline_data.done"]
+
+
+def test_the_blocked_prompt_capture_is_a_provider_error_with_the_prompt_usage(replay_server):
+    decoded = replay(replay_server, "vercel-google-prompt-blocked")
+    error = decoded.error
+    assert isinstance(error, ProviderError)
+    assert error.error_type == "prompt_blocked"
+    assert error.code == "PROHIBITED_CONTENT"
+    assert error.retryable is False
+    assert error.partial.items == [] and error.partial.open_item is None
+    assert error.partial.usage == usage(9, None, None)
+    assert error.partial.metadata.model == "gemini-3.7-flash"
+    assert error.partial.metadata.response_id == "aHCPap25B_eR_uMPw-XvuAQ"
+    assert decoded.events == []

@@ -6,6 +6,7 @@ capture's `data:` lines with the standard json module, independently of the deco
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -820,3 +821,77 @@ def test_unknown_delta_fields_are_skipped_and_counted_never_text():
     decoded = decode_chunks(PROTOCOL, [body])
     assert decoded.done_items == [{"type": "text.done", "text": "see this"}]
     assert decoded.decoder.metadata.skipped["delta:annotations"] == 1
+
+
+# --- audio output ---------------------------------------------------------------------------
+# No capture holds Chat audio output (corpus README: gaps); these chunks follow the documented
+# shape of `delta.audio` (id, base64 pcm16 `data`, `transcript` pieces, then `expires_at`)
+# inside the envelope of openaipy-text-usage.
+
+
+def audio_stream(deltas: list[dict], finish: str = "stop") -> bytes:
+    capture = load_capture(PROTOCOL, "openaipy-text-usage")
+    first, *_, finish_chunk, usage_chunk = chunks_of(capture)
+    chunks = [first]
+    for audio in deltas:
+        chunk = json.loads(json.dumps(first))
+        chunk["choices"][0]["delta"] = {"audio": audio}
+        chunks.append(chunk)
+    finish_chunk["choices"][0]["finish_reason"] = finish
+    chunks += [finish_chunk, usage_chunk]
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + (
+        b"data: [DONE]\n\n"
+    )
+
+
+PCM = [b"\x00\x01\x02\x03", b"\xfe\xff", b"\x10\x20\x30\x40\x50\x60"]
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def test_audio_chunks_of_one_clip_join_one_inline_data_item_and_the_transcript_is_text(
+    replay_server,
+):
+    body = audio_stream(
+        [
+            {"id": "audio_abc123", "transcript": "Hello"},
+            {"data": b64(PCM[0]), "transcript": " there"},
+            {"data": b64(PCM[1])},
+            {"data": b64(PCM[2]), "transcript": "!"},
+            {"expires_at": 1729234747},
+        ]
+    )
+    decoded = decode_over_http(replay_server, Capture(PROTOCOL, "audio", body, {}), [9, 1])
+    assert decoded.error is None
+    assert decoded.done_items == [
+        {"type": "text.done", "text": "Hello there!", "fidelity": {"audio_id": "audio_abc123"}},
+        {
+            "type": "inline_data.done",
+            "data": b"".join(PCM),
+            "mime_type": "audio/pcm;rate=24000",
+            "fidelity": {"audio_id": "audio_abc123", "expires_at": 1729234747},
+        },
+    ]
+    assert [i["type"] for i in decoded.decoder.result.message["content_items"]] == [
+        "text.done",
+        "inline_data.done",
+    ]
+    assert "delta:audio" not in decoded.decoder.metadata.skipped
+    assert decoded.stop["finish_reason"] == "stop"
+
+
+def test_an_audio_clip_cut_before_the_finish_is_never_done(replay_server):
+    body = audio_stream([{"id": "audio_cut", "data": b64(PCM[0])}, {"data": b64(PCM[1])}])
+    cut = body[: body.index(b'"finish_reason": "stop"')]
+    cut = cut[: cut.rindex(b"data: ")]
+    decoded = decode_over_http(replay_server, Capture(PROTOCOL, "audio-cut", cut, {}))
+    assert isinstance(decoded.error, IncompleteStreamError)
+    assert decoded.error.partial.items == []
+    assert decoded.error.partial.open_item == {
+        "type": "inline_data.delta",
+        "data": PCM[0] + PCM[1],
+        "mime_type": "audio/pcm;rate=24000",
+        "fidelity": {"audio_id": "audio_cut"},
+    }

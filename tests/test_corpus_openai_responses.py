@@ -6,6 +6,7 @@ that shares no code with the decoder), not from our output.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -91,7 +92,7 @@ def test_joined_fragments_equal_the_providers_own_done_texts(replay_server, name
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_reasoning_item_becomes_thinking_that_carries_its_item_id(replay_server, name):
+def test_every_reasoning_item_becomes_thinking_that_carries_its_item_id_as_id(replay_server, name):
     events = provider_events(load_capture(PROTOCOL, name))
     reasoning_ids = [
         e["item"]["id"]
@@ -99,7 +100,7 @@ def test_every_reasoning_item_becomes_thinking_that_carries_its_item_id(replay_s
         if e["type"] == "response.output_item.done" and e["item"]["type"] == "reasoning"
     ]
     thinking = of_type(replay(replay_server, name).done_items, "thinking.done")
-    ids = [i["fidelity"]["item_id"] for i in thinking]
+    ids = [i["fidelity"]["id"] for i in thinking]
     assert list(dict.fromkeys(ids)) == reasoning_ids
 
 
@@ -113,12 +114,27 @@ def test_every_function_call_is_a_tool_call_keyed_by_its_call_id(replay_server, 
     ]
     decoded = replay(replay_server, name)
     assert [
-        (i["tool_call_id"], i["name"], i["fidelity"]["item_id"])
+        (i["tool_call_id"], i["name"], i["fidelity"]["id"])
         for i in of_type(decoded.done_items, "tool_call.done")
     ] == [(c["call_id"], c["name"], c["id"]) for c in calls]
     if calls:
         assert decoded.stop["finish_reason"] == "tool_call"
         assert decoded.decoder.metadata.raw_finish_reason == "completed"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_fidelity_uses_the_key_mmsp_reserves_and_every_id_names_an_output_item(
+    replay_server, name
+):
+    # SPEC §2 rule 6: MMSP strips a fidelity key "item_id", so the provider's id rides as "id".
+    item_ids = {
+        e["item"]["id"] for e in provider_events(load_capture(PROTOCOL, name)) if "item" in e
+    }
+    fidelities = [
+        item["fidelity"] for item in delta_items(replay(replay_server, name)) if "fidelity" in item
+    ]
+    assert all("item_id" not in fidelity for fidelity in fidelities)
+    assert {fidelity["id"] for fidelity in fidelities} <= item_ids
 
 
 # --- text -----------------------------------------------------------------------------------
@@ -132,7 +148,7 @@ def test_an_early_stream_without_sequence_numbers_decodes_text_usage_and_metadat
         {
             "type": "text.done",
             "text": "The capital of France is Paris.",
-            "fidelity": {"item_id": "msg_67e554a28bec8191b56d3e2331eff88006c52f0e511c76ed"},
+            "fidelity": {"id": "msg_67e554a28bec8191b56d3e2331eff88006c52f0e511c76ed"},
         }
     ]
     assert [i["text"] for i in of_type(delta_items(decoded), "text.delta") if i["text"]] == [
@@ -187,7 +203,7 @@ def test_a_stream_resumed_inside_a_text_part_decodes_the_deltas_it_has():
         {
             "type": "text.done",
             "text": "".join(remaining),
-            "fidelity": {"item_id": "msg_0850765c843cca5300699cc48053e88190bf5bbc9d0c8decd5"},
+            "fidelity": {"id": "msg_0850765c843cca5300699cc48053e88190bf5bbc9d0c8decd5"},
         }
     ]
     assert decoded.stop["finish_reason"] == "stop"
@@ -200,14 +216,12 @@ def test_a_phase_on_the_message_item_rides_as_text_fidelity(replay_server):
         "type": "text.done",
         "text": "I\u2019ll check the capital lookup tool for \u201cPotatoLand.\u201d",
         "fidelity": {
-            "item_id": "msg_0fabc13af1ee0049006a691dfebdc881a1ae18d027c313d8ce",
+            "id": "msg_0fabc13af1ee0049006a691dfebdc881a1ae18d027c313d8ce",
             "phase": "commentary",
         },
     }
     assert thinking["thinking"] == ""
-    assert (
-        thinking["fidelity"]["item_id"] == "rs_0fabc13af1ee0049006a691dfe60b081a1baa444d3cf19afba"
-    )
+    assert thinking["fidelity"]["id"] == "rs_0fabc13af1ee0049006a691dfe60b081a1baa444d3cf19afba"
     assert call["name"] == "get_capital"
     assert call["tool_call_id"] == "call_LabG58Uhrq9kZvR52BYKjToD"
     assert call["arguments"] == {"country": "PotatoLand"}
@@ -235,7 +249,7 @@ def test_each_reasoning_summary_part_is_its_own_thinking_item(replay_server):
         "**Providing safe crossing advice**",
     ]
     for part in thinking:
-        assert part["fidelity"]["item_id"] == "rs_68c42d1d0878819d8266007cd3d1402c08fbf9b1584184ff"
+        assert part["fidelity"]["id"] == "rs_68c42d1d0878819d8266007cd3d1402c08fbf9b1584184ff"
         assert part["fidelity"]["part"] == "summary_text"
     (text,) = of_type(decoded.done_items, "text.done")
     assert text["text"].startswith("I'm not a road safety professional, but here are some")
@@ -296,7 +310,7 @@ def test_an_encrypted_reasoning_item_without_text_is_an_empty_thinking_item(repl
         "type": "thinking.done",
         "thinking": "",
         "fidelity": {
-            "item_id": "rs_06fe400e17c64daf006a5fa35397e8819c87342597af84fde1",
+            "id": "rs_06fe400e17c64daf006a5fa35397e8819c87342597af84fde1",
             "encrypted_content": done["encrypted_content"],
         },
     }
@@ -310,14 +324,14 @@ def test_raw_reasoning_text_from_deepseek_is_thinking_before_the_tool_call(repla
     assert thinking == {
         "type": "thinking.done",
         "thinking": "The user asks about temperature in Tokyo. I'll call the tool.",
-        "fidelity": {"item_id": "fa6f3a83-5d25-46e8-9d03-1a89ce5cf2ba", "part": "reasoning_text"},
+        "fidelity": {"id": "fa6f3a83-5d25-46e8-9d03-1a89ce5cf2ba", "part": "reasoning_text"},
     }
     assert call == {
         "type": "tool_call.done",
         "tool_call_id": "call_00_xjY8Z2BvSlzgEmmw0DtH0464",
         "name": "get_temperature",
         "arguments": {"city": "Tokyo"},
-        "fidelity": {"item_id": "62bf2bb7-56af-4e3a-883b-83d4aad54da1"},
+        "fidelity": {"id": "62bf2bb7-56af-4e3a-883b-83d4aad54da1"},
     }
     assert decoded.stop["finish_reason"] == "tool_call"
     assert decoded.stop["usage_metadata"] == {
@@ -336,11 +350,11 @@ def test_openrouter_reasoning_finished_after_the_message_still_streams_in_order(
     assert thinking["thinking"] == (
         'The user asks: "What is 2+2?" They expect a straightforward answer: 4. Just answer 4.'
     )
-    assert thinking["fidelity"] == {"item_id": "rs_tmp_2kbe7x16sax", "part": "reasoning_text"}
+    assert thinking["fidelity"] == {"id": "rs_tmp_2kbe7x16sax", "part": "reasoning_text"}
     assert text == {
         "type": "text.done",
         "text": "4",
-        "fidelity": {"item_id": "msg_tmp_8cjof4f6zpw"},
+        "fidelity": {"id": "msg_tmp_8cjof4f6zpw"},
     }
     assert decoded.stop["usage_metadata"] == {
         "cached_tokens": 0,
@@ -391,7 +405,7 @@ def test_a_summarised_encrypted_reasoning_item_precedes_the_calculator_call(
     thinking, tool_call = decoded.done_items
     assert thinking["thinking"].startswith("**Calculat")
     assert thinking["fidelity"] == {
-        "item_id": item_id,
+        "id": item_id,
         "part": "summary_text",
         "encrypted_content": done["encrypted_content"],
     }
@@ -400,7 +414,7 @@ def test_a_summarised_encrypted_reasoning_item_precedes_the_calculator_call(
         "tool_call_id": call[0],
         "name": "calculator",
         "arguments": {"a": 12, "b": 7, "op": "add"},
-        "fidelity": {"item_id": call[1]},
+        "fidelity": {"id": call[1]},
     }
 
 
@@ -474,17 +488,53 @@ def test_code_interpreter_calls_and_their_code_deltas_are_skipped_and_counted(re
     assert decoded.stop["usage_metadata"]["prompt_tokens"] == 6047 - 2944
 
 
-def test_an_image_generation_call_is_skipped_and_its_empty_message_kept(replay_server):
-    decoded = replay(replay_server, "vercel-openai-image-generation")
-    skipped = decoded.decoder.metadata.skipped
-    assert skipped["item:image_generation_call"] == 1
-    assert skipped["event:response.image_generation_call.partial_image"] == 1
-    assert decoded.done_items[-1] == {
+def test_an_image_generation_result_is_one_inline_data_item_between_reasoning_and_message(
+    replay_server,
+):
+    capture = load_capture(PROTOCOL, "vercel-openai-image-generation")
+    (call,) = [
+        e["item"]
+        for e in provider_events(capture)
+        if e["type"] == "response.output_item.done" and e["item"]["type"] == "image_generation_call"
+    ]
+    assert call["output_format"] == "webp" and len(call["result"]) == 327
+    # Truncated upstream (the corpus notes say so), but still base64 of a WebP header.
+    image = base64.b64decode(call["result"])
+    assert image.startswith(b"RIFF") and image[8:12] == b"WEBP"
+    decoded = replay(replay_server, "vercel-openai-image-generation", slices=[7, 1, 64])
+    assert decoded.error is None
+    reasoning, inline, message = decoded.done_items
+    assert reasoning == {
+        "type": "thinking.done",
+        "thinking": "",
+        "fidelity": {"id": "rs_0df93c0bb83a72f20068c979db90b4819e94cedbfda2d49af6"},
+    }
+    assert inline == {
+        "type": "inline_data.done",
+        "data": image,
+        "mime_type": "image/webp",
+        "fidelity": {"id": "ig_0df93c0bb83a72f20068c979f589c0819e9f0fc2d1a27aa1b8"},
+    }
+    assert message == {
         "type": "text.done",
         "text": "",
-        "fidelity": {"item_id": "msg_0df93c0bb83a72f20068c97a0b36f4819ea5906451007f95e2"},
+        "fidelity": {"id": "msg_0df93c0bb83a72f20068c97a0b36f4819ea5906451007f95e2"},
     }
+    skipped = decoded.decoder.metadata.skipped
+    assert "item:image_generation_call" not in skipped
+    assert skipped["event:response.image_generation_call.partial_image"] == 1  # a preview
     assert decoded.stop["finish_reason"] == "stop"
+    assert decoded.decoder.result.message["content_items"][1]["mime_type"] == "image/webp"
+
+
+def test_an_image_generation_call_cut_before_its_result_is_no_item(replay_server):
+    capture = load_capture(PROTOCOL, "vercel-openai-image-generation")
+    cut = frame_index(capture, b"response.image_generation_call.completed")
+    body = b"".join(frames(capture)[:cut])
+    decoded = decode_over_http(replay_server, Capture(PROTOCOL, "image-cut", body, {}))
+    assert isinstance(decoded.error, IncompleteStreamError)
+    assert [i["type"] for i in decoded.error.partial.items] == ["thinking.done"]
+    assert decoded.error.partial.open_item is None
 
 
 # --- errors and endings ---------------------------------------------------------------------
@@ -592,7 +642,7 @@ def test_a_refusal_part_streams_as_text_marked_as_a_refusal():
         {
             "type": "text.done",
             "text": "I'm sorry, I can't help with that.",
-            "fidelity": {"item_id": item, "refusal": True},
+            "fidelity": {"id": item, "refusal": True},
         }
     ]
     assert decoded.stop["finish_reason"] == "stop"
@@ -607,7 +657,7 @@ def test_a_body_cut_before_response_completed_is_incomplete_and_keeps_the_open_t
     assert decoded.error.partial.open_item == {
         "type": "text.delta",
         "text": "The capital of France is Paris.",
-        "fidelity": {"item_id": "msg_67e554a28bec8191b56d3e2331eff88006c52f0e511c76ed"},
+        "fidelity": {"id": "msg_67e554a28bec8191b56d3e2331eff88006c52f0e511c76ed"},
     }
     assert decoded.done_items == []
 
@@ -638,6 +688,6 @@ def test_a_text_part_streamed_without_content_part_added_still_gets_its_fidelity
     (text,) = of_type(decoded.done_items, "text.done")
     assert text["text"] == "I\u2019ll check the capital lookup tool for \u201cPotatoLand.\u201d"
     assert text["fidelity"] == {
-        "item_id": "msg_0fabc13af1ee0049006a691dfebdc881a1ae18d027c313d8ce",
+        "id": "msg_0fabc13af1ee0049006a691dfebdc881a1ae18d027c313d8ce",
         "phase": "commentary",
     }

@@ -1174,28 +1174,39 @@ def gemini_parts(name: str) -> list[dict[str, Any]]:
     ]
 
 
-def test_gemini_thought_signatures_go_back_on_the_part_they_came_on():
+def test_gemini_thought_signatures_go_back_on_the_first_part_of_their_item():
+    # SPEC §3: the signed first answer part and the parts after it are one item; replay sends
+    # the item as one part that begins with the signed part's text and carries its signature.
     name = "pydanticai-google-thinking"
     reply = final_message(GEMINI, name)
     sent = next_turn(GEMINI, "gemini-2.5-pro", reply, user(text("Thanks"))).json["contents"][1]
     captured = gemini_parts(name)
-    signed = [p for p in captured if "thoughtSignature" in p]
-    assert signed  # this capture carries its signature on the first answer text part
+    (signed,) = [p for p in captured if "thoughtSignature" in p]
+    assert "thought" not in signed  # this capture signs its first answer text part
     assert sent["role"] == "model"
-    parts = sent["parts"]
-    assert [p["thoughtSignature"] for p in parts if "thoughtSignature" in p] == [
-        p["thoughtSignature"] for p in signed
+    thought, answer = sent["parts"]
+    assert thought == {
+        "text": "".join(p["text"] for p in captured if p.get("thought")),
+        "thought": True,
+    }
+    assert answer == {
+        "text": "".join(p["text"] for p in captured if not p.get("thought")),
+        "thoughtSignature": signed["thoughtSignature"],
+    }
+    assert answer["text"].startswith(signed["text"])
+
+
+def test_a_gemini_signature_sent_after_the_text_goes_back_on_the_texts_first_part():
+    name = "vercel-google-text"
+    captured = gemini_parts(name)
+    assert [bool(p["text"]) for p in captured] == [True, True, False]
+    sent = next_turn(GEMINI, "gemini-3-pro-preview", final_message(GEMINI, name), user(text("Ok")))
+    assert sent.json["contents"][1]["parts"] == [
+        {
+            "text": "".join(p["text"] for p in captured),
+            "thoughtSignature": captured[-1]["thoughtSignature"],
+        }
     ]
-    for original in signed:
-        carrier = next(
-            p for p in parts if p.get("thoughtSignature") == original["thoughtSignature"]
-        )
-        assert carrier["text"].endswith(original["text"])  # nothing after it joined its part
-        assert carrier.get("thought", False) == original.get("thought", False)
-    for thought in (True, False):
-        assert "".join(p["text"] for p in parts if p.get("thought", False) == thought) == "".join(
-            p["text"] for p in captured if p.get("thought", False) == thought
-        )
 
 
 def test_gemini_function_call_signature_goes_back_on_the_call_and_the_result_names_it():
@@ -1312,6 +1323,22 @@ WEB_SEARCH_TOOL = {
     "user_location": None,
 }
 TEXT_ONLY = {"generationConfig": {"responseModalities": ["TEXT"]}}
+SERVER_SIDE_TOOLS = {"toolConfig": {"includeServerSideToolInvocations": True}}
+CITY_LOCATION = {
+    "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+    "required": ["city", "country"],
+    "title": "CityLocation",
+    "type": "object",
+}
+
+
+def string_parameter(name: str, description: str) -> dict[str, Any]:
+    return {
+        "properties": {name: {"description": description, "type": "string"}},
+        "required": [name],
+        "type": "object",
+    }
+
 
 # capture -> the config that expresses its recorded request; what has no Config key goes through
 # extra_body (server tools, a thinking budget that is no level's, Gemini response modalities)
@@ -1347,7 +1374,57 @@ SAME_REQUEST: dict[str, dict[str, Any]] = {
         "system_prompt": "Be concise and always use Python to do calculations no matter how small.",
         "extra_body": {**TEXT_ONLY, "tools": [{"codeExecution": {}}]},
     },
+    "pydanticai-google-file-search-gemini3": {
+        "extra_body": {
+            **TEXT_ONLY,
+            **SERVER_SIDE_TOOLS,
+            "tools": [
+                {
+                    "fileSearch": {
+                        "file_search_store_names": [
+                            "fileSearchStores/testfilesearchgroundingstre-p2hcv3cs2i69"
+                        ]
+                    }
+                }
+            ],
+        },
+    },
+    "pydanticai-google-flash-tool-call": {
+        "system_prompt": "You are a helpful chatbot.",
+        "tools": [
+            {
+                "name": "get_capital",
+                "description": "Get the capital of a country.",
+                "parameters": string_parameter("country", "The country name."),
+            },
+            {
+                "name": "get_temperature",
+                "description": "Get the temperature in a city.",
+                "parameters": string_parameter("city", "The city name."),
+            },
+        ],
+    },
+    "pydanticai-google-single-chunk": {"temperature": 0.0, "extra_body": TEXT_ONLY},
+    "pydanticai-google-structured-output": {
+        "response_format": CITY_LOCATION,
+        "tools": [
+            {
+                "name": "get_user_country",
+                "description": "",
+                "parameters": {"additionalProperties": False, "properties": {}, "type": "object"},
+            }
+        ],
+        "extra_body": TEXT_ONLY,
+    },
+    "pydanticai-google-structured-output-search": {
+        "response_format": CITY_LOCATION,
+        "extra_body": {**TEXT_ONLY, **SERVER_SIDE_TOOLS, "tools": [{"googleSearch": {}}]},
+    },
     "pydanticai-google-text": {"system_prompt": "You are a helpful chatbot.", "temperature": 0.0},
+    "pydanticai-google-url-context": {
+        "system_prompt": "You are a helpful chatbot.",
+        "extra_body": {**TEXT_ONLY, "tools": [{"urlContext": {}}]},
+    },
     "pydanticai-google-thinking": {
         "system_prompt": "You are a helpful assistant.",
         "thinking_summary": True,
@@ -1374,7 +1451,8 @@ SAME_REQUEST: dict[str, dict[str, Any]] = {
 
 
 def recorded_messages(protocol: str, request: dict[str, Any]) -> list[Any]:
-    """The recorded conversation as messages: these requests hold text turns only."""
+    """The recorded conversation as messages: text turns, and Gemini function calls (with
+    their signature) and results."""
     if protocol == ANTHROPIC:
         turns = [
             (m["role"], [m["content"]] if isinstance(m["content"], str) else m["content"])
@@ -1384,15 +1462,24 @@ def recorded_messages(protocol: str, request: dict[str, Any]) -> list[Any]:
         turns = [(c["role"], c["parts"]) for c in request["contents"]]
     messages = []
     for role, blocks in turns:
-        texts = [b if isinstance(b, str) else b["text"] for b in blocks]
-        assert all(isinstance(b, str) or set(b) <= {"type", "text"} for b in blocks)
-        messages.append(
-            {
-                "role": "user" if role == "user" else "assistant",
-                "content_items": [text(t) for t in texts],
-            }
-        )
+        items = [recorded_item(b) for b in blocks]
+        messages.append({"role": "user" if role == "user" else "assistant", "content_items": items})
     return messages
+
+
+def recorded_item(block: Any) -> dict[str, Any]:
+    if isinstance(block, str):
+        return text(block)
+    if "functionCall" in block:
+        assert set(block) <= {"functionCall", "thoughtSignature"}
+        function_call = block["functionCall"]
+        signature = {"thought_signature": block["thoughtSignature"]}
+        return call(function_call["id"], function_call["name"], function_call["args"], **signature)
+    if "functionResponse" in block:
+        (value,) = block["functionResponse"]["response"].values()
+        return result(block["functionResponse"]["id"], value)
+    assert set(block) <= {"type", "text"}
+    return text(block["text"])
 
 
 def anthropic_meaning(request: dict[str, Any]) -> dict[str, Any]:
@@ -1422,10 +1509,16 @@ def lowercase_types(schema: Any) -> Any:
 
 def gemini_meaning(request: dict[str, Any]) -> dict[str, Any]:
     """A request with equivalent spellings made one: the system instruction's ignored role,
-    an empty generationConfig or description, and the three ways to give a function's
-    parameters."""
+    an empty generationConfig or description, the three ways to give a function's
+    parameters, and the name of a function result's one free-form field (pydantic-ai's
+    `return_value`, our `result`)."""
     request = copy.deepcopy(request)
     request.get("systemInstruction", {}).pop("role", None)
+    for content in request["contents"]:
+        for part in content["parts"]:
+            response = part.get("functionResponse", {}).get("response")
+            if response is not None and set(response) == {"return_value"}:
+                response["result"] = response.pop("return_value")
     if request.get("generationConfig") == {}:
         del request["generationConfig"]
     for tool in request.get("tools", []):

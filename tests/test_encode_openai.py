@@ -603,9 +603,9 @@ def rich_history() -> list[Any]:
     return [
         user("Hi", {"type": "image_url.done", "image_url": IMAGE}),
         assistant(
-            {"type": "thinking.done", "thinking": "t", "fidelity": {"item_id": "rs_1"}},
-            {"type": "text.done", "text": "a", "fidelity": {"item_id": "msg_1", "phase": "x"}},
-            {**call("c" * 70, city="Oslo"), "fidelity": {"item_id": "fc_1"}},
+            {"type": "thinking.done", "thinking": "t", "fidelity": {"id": "rs_1"}},
+            {"type": "text.done", "text": "a", "fidelity": {"id": "msg_1", "phase": "x"}},
+            {**call("c" * 70, city="Oslo"), "fidelity": {"id": "fc_1"}},
         ),
         user(result("c" * 70, "ok", [IMAGE])),
     ]
@@ -681,6 +681,8 @@ def replay_view(item: dict[str, Any]) -> dict[str, Any]:
             "content": [part["text"] for part in item.get("content") or []],
             "encrypted_content": item.get("encrypted_content"),
         }
+    if kind == "image_generation_call":  # the image's bytes, however its base64 is spelled
+        return {"type": kind, "id": item["id"], "image": base64.b64decode(item["result"])}
     if kind == "message":
         return {
             "type": kind,
@@ -708,6 +710,7 @@ def replay_view(item: dict[str, Any]) -> dict[str, Any]:
         "vercel-azure-reasoning-encrypted-content",
         "pydanticai-openrouter-raw-reasoning",
         "pydanticai-deepseek-function-call",
+        "vercel-openai-image-generation",
     ],
 )
 def test_responses_output_items_come_back_as_the_next_requests_input_items(name):
@@ -742,7 +745,7 @@ def test_a_responses_refusal_goes_back_as_a_refusal_part():
     refusal = {
         "type": "text.done",
         "text": "I can't.",
-        "fidelity": {"item_id": "msg_1", "refusal": True},
+        "fidelity": {"id": "msg_1", "refusal": True},
     }
     sent = next_turn(RESPONSES, assistant(refusal))
     assert sent == [
@@ -756,12 +759,56 @@ def test_a_responses_refusal_goes_back_as_a_refusal_part():
     ]
 
 
+def test_a_generated_image_goes_back_to_responses_as_its_image_generation_call():
+    sent = next_turn(RESPONSES, final_message(RESPONSES, "vercel-openai-image-generation"))
+    (image,) = [item for item in sent if item.get("type") == "image_generation_call"]
+    (captured,) = [i for i in output_items("vercel-openai-image-generation") if "result" in i]
+    assert image == {
+        "type": "image_generation_call",
+        "id": captured["id"],
+        "status": "completed",
+        "result": image["result"],
+    }
+    assert base64.b64decode(image["result"]) == base64.b64decode(captured["result"])
+
+
+def test_a_generated_image_is_left_out_of_stateless_responses_and_out_of_chat():
+    message = final_message(RESPONSES, "vercel-openai-image-generation")
+    assert any(i["type"] == "inline_data.done" for i in message["content_items"])
+    stateless = next_turn(RESPONSES, message, {"extra_body": {"store": False}})
+    assert not any(item.get("type") == "image_generation_call" for item in stateless)
+    assert "image" not in json.dumps(next_turn(CHAT, message))
+
+
+AUDIO_ANSWER = assistant(
+    {"type": "text.done", "text": "Hello there!", "fidelity": {"audio_id": "audio_abc123"}},
+    {
+        "type": "inline_data.done",
+        "data": b"\x00\x01",
+        "mime_type": "audio/pcm;rate=24000",
+        "fidelity": {"audio_id": "audio_abc123", "expires_at": 1729234747},
+    },
+)
+
+
+def test_a_chat_audio_answer_goes_back_by_its_id_in_place_of_its_transcript():
+    assert next_turn(CHAT, AUDIO_ANSWER) == [
+        {"role": "assistant", "content": None, "audio": {"id": "audio_abc123"}}
+    ]
+
+
+def test_a_transcript_without_its_clip_goes_back_as_text():
+    transcript_only = assistant(AUDIO_ANSWER["content_items"][0])
+    assert next_turn(CHAT, transcript_only) == [{"role": "assistant", "content": "Hello there!"}]
+    assert next_turn(RESPONSES, AUDIO_ANSWER) == [{"role": "assistant", "content": "Hello there!"}]
+
+
 def test_stateless_responses_replay_drops_what_the_server_cannot_look_up():
     message = final_message(RESPONSES, "pydanticai-phase")
     bare = {
         "type": "thinking.done",
         "thinking": "x",
-        "fidelity": {"item_id": "rs_x", "part": "summary_text"},
+        "fidelity": {"id": "rs_x", "part": "summary_text"},
     }
     message = {**message, "content_items": [bare, *message["content_items"]]}
     sent = next_turn(RESPONSES, message, {"extra_body": {"store": False}})

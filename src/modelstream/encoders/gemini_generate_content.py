@@ -22,8 +22,9 @@ Config → body (the full tables are in docs/requests-anthropic-gemini.md):
                        removes a key, anything else replaces
   trace_id             not sent
 
-Replay (SPEC §2 rule 6): every part goes back with the `thoughtSignature` its item came with,
-on the same part: thought text as `{text, thought: true}`, text, functionCall, inlineData.
+Replay (SPEC §2 rule 6, §3): every item goes back as one part, so the `thoughtSignature` its
+item came with (from whichever part of the item's run carried it) is on the item's first part:
+thought text as `{text, thought: true}`, text, functionCall, inlineData.
 Foreign fidelity (any key but `thought_signature`) is dropped, and thinking that carries it (from
 another provider) is dropped with it; thinking with no fidelity at all is sent back as thought
 text, as Gemini's own unsigned summaries came. A functionCall goes back with its `id` only when

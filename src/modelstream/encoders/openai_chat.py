@@ -11,8 +11,10 @@ replay rules are in docs/requests-openai.md; in short:
   replay      assistant thinking goes back in the field it came in (`reasoning_content`,
               `reasoning`, OpenRouter `reasoning_details` rebuilt with signature/format, or
               Mistral `thinking` content chunks); refusal text → the `refusal` field; tool calls
-              → `tool_calls` with JSON-encoded arguments. Thinking without this protocol's
-              fidelity (another provider's) is dropped, and foreign fidelity never goes out.
+              → `tool_calls` with JSON-encoded arguments; an audio answer (inline data with an
+              `audio_id`) → `audio: {id}`, standing in for its transcript text. Thinking without
+              this protocol's fidelity (another provider's) is dropped, and foreign fidelity
+              never goes out.
   tool ids    printable ASCII without spaces, at most 40 characters (OpenAI rejects longer
               `tool_calls[].id`), normalized the same way for a call and its result.
 
@@ -164,10 +166,13 @@ class OpenAIChatEncoder:
         detail_index = 0  # OpenRouter numbers the details of one turn 0, 1, ...
         thinking_chunks: list[Any] = []  # Mistral `thinking` content chunks
         calls: list[Any] = []
+        audio_id = _audio_id(message)
         for item in items_of(message):
             kind = item["type"]
             fidelity: dict[str, Any] = item.get("fidelity") or {}
             if kind == "text.done":
+                if audio_id is not None and fidelity.get("audio_id") == audio_id:
+                    continue  # the clip's transcript: the audio id stands for it
                 text: str = item["text"]
                 (refusals if fidelity.get("refusal") else texts).append(text)
             elif kind == "thinking.done":
@@ -195,7 +200,7 @@ class OpenAIChatEncoder:
                         },
                     }
                 )
-            # inline data / inline thinking: Chat has no assistant form for them (docs)
+            # other inline data, inline thinking: Chat has no assistant form for them (docs)
         text = "".join(texts)
         content: Any = text or None
         if thinking_chunks:
@@ -209,13 +214,25 @@ class OpenAIChatEncoder:
             out["refusal"] = "".join(refusals)
         if calls:
             out["tool_calls"] = calls
-        if content is None and not refusals and not calls:
+        if audio_id is not None:
+            out["audio"] = {"id": audio_id}
+        if content is None and not refusals and not calls and audio_id is None:
             return None  # nothing this protocol can carry (e.g. only foreign thinking)
         return out
 
 
 def _function_tool(tool: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": function_definition(tool)}
+
+
+def _audio_id(message: Message) -> str | None:
+    """The id of the audio answer a turn holds (Chat replays a clip by its id alone)."""
+    for item in items_of(message):
+        if item["type"] == "inline_data.done":
+            audio_id = (item.get("fidelity") or {}).get("audio_id")
+            if isinstance(audio_id, str) and audio_id:
+                return audio_id
+    return None
 
 
 # --- shared by the OpenAI-family encoders ----------------------------------------------------

@@ -6,21 +6,25 @@ The history becomes `input` items (docs/requests-openai.md has the full mapping)
               `function_call_output` items before it (output: the text, or a list of
               `input_text` + `input_image` parts when the result has images).
   assistant   replayed as the decoder received it (providers/openai_responses.py fidelity):
-              consecutive thinking items with one `item_id` → one `reasoning` item (summary
-              parts or `reasoning_text` content, `encrypted_content`, `id`); text with an
-              `item_id` → an output `message` item (`id`, `phase`, `output_text` / `refusal`
+              consecutive thinking items with one fidelity `id` → one `reasoning` item
+              (summary parts or `reasoning_text` content, `encrypted_content`, `id`); text with
+              an `id` → an output `message` item (`id`, `phase`, `output_text` / `refusal`
               parts, consecutive parts of one item joined); `function_call` items (`call_id`,
-              `name`, JSON arguments, `id`). Text without this protocol's fidelity → a plain
-              assistant message; thinking without it → dropped.
+              `name`, JSON arguments, `id`); a generated image (inline data with an `id`) → its
+              `image_generation_call` item (`id`, `status`, base64 `result`). Text without this
+              protocol's fidelity → a plain assistant message; thinking and other inline data
+              without it → dropped.
   stateless   with `extra_body={"store": False}` the server keeps nothing to look ids up in:
-              reasoning items without `encrypted_content` are dropped and message / function
-              call ids are left out (reasoning items keep theirs with the encrypted content).
+              reasoning items without `encrypted_content` and generated images (their item needs
+              its id) are dropped, and message / function call ids are left out (reasoning
+              items keep theirs with the encrypted content).
   tool ids    printable ASCII without spaces, at most 64 characters (`call_id` limit), the
               same for a call and its output.
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from ..errors import InvalidMessageError, UnsupportedParameterError
@@ -155,7 +159,7 @@ class _Input:
         for item in items_of(message):
             kind = item["type"]
             fidelity: dict[str, Any] = item.get("fidelity") or {}
-            item_id = fidelity.get("item_id")
+            item_id = fidelity.get("id")  # never "item_id": MMSP strips it (SPEC §2 rule 6)
             if not isinstance(item_id, str):
                 item_id = None  # another protocol's fidelity: nothing of it goes out
             if kind == "thinking.done":
@@ -178,8 +182,11 @@ class _Input:
                     call["id"] = item_id
                 self.items.append(call)
                 last = None
+            elif kind == "inline_data.done" and item_id is not None and not self.stateless:
+                self.items.append(_image_generation_call(item_id, item["data"]))
+                last = None
             else:
-                last = None  # inline data / inline thinking: no input form here (docs)
+                last = None  # other inline data, inline thinking: no input form here (docs)
 
     def _reasoning(
         self, last: dict[str, Any] | None, item_id: str, thinking: str, fidelity: dict[str, Any]
@@ -231,6 +238,12 @@ class _Input:
 def _unusable(item: dict[str, Any], stateless: bool) -> bool:
     """A reasoning item the server cannot resolve: stateless and without encrypted content."""
     return stateless and item.get("type") == "reasoning" and "encrypted_content" not in item
+
+
+def _image_generation_call(item_id: str, data: bytes) -> dict[str, Any]:
+    """A generated image goes back as the built-in tool's output item it came from."""
+    result = base64.b64encode(data).decode()
+    return {"type": "image_generation_call", "id": item_id, "status": "completed", "result": result}
 
 
 def _function_call_output(index: int, item: Any) -> dict[str, Any]:

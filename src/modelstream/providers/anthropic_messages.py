@@ -4,7 +4,10 @@ Blocks are keyed by the event `index`; a block ends at `content_block_stop`, the
 reason comes in `message_delta`, and `message_stop` is the terminal event.
 
 Usage arithmetic (SPEC §2): `message_start` and every `message_delta` report cumulative counts,
-so the latest value of each field wins (never summed).
+so the latest value of each field wins (never summed). The `output_tokens` of `message_start` is
+a placeholder (1, before anything was generated), never the turn's output: only a
+`message_delta` reports output. A turn whose `message_delta` reported none keeps its output
+unknown (null) and gets the `usage_missing` diagnostic, like a turn with no usage at all.
   cached_tokens   = cache_read_input_tokens
   prompt_tokens   = input_tokens + cache_creation_input_tokens   (input not served from cache)
   thoughts_tokens = output_tokens_details.thinking_tokens, else null (unknown: Anthropic's
@@ -34,12 +37,8 @@ _FINISH: dict[str, FinishReason] = {
     "model_context_window_exceeded": "length",
 }
 _RETRYABLE = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
-_USAGE_KEYS = (
-    "input_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-    "output_tokens",
-)
+_INPUT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+_USAGE_KEYS = (*_INPUT_KEYS, "output_tokens")
 
 
 class AnthropicMessagesDecoder:
@@ -83,14 +82,18 @@ class AnthropicMessagesDecoder:
             message = event.get("message") or {}
             self.sink.metadata.response_id = message.get("id")
             self.sink.metadata.model = message.get("model")
-            self._usage(message.get("usage"))
+            self._usage(message.get("usage"), _INPUT_KEYS)
         elif kind == "message_delta":
-            self._usage(event.get("usage"))
+            self._usage(event.get("usage"), _USAGE_KEYS)
             delta = event.get("delta") or {}
             reason = delta.get("stop_reason")
             if reason:
                 if reason == "refusal":
                     self._refusal(delta)
+                if self._counts and self._counts.get("output_tokens") is None:
+                    # input came with message_start, output never: usage_update was called,
+                    # so the assembler will not note the missing usage itself
+                    self.sink.diagnostic({"type": "usage_missing"})
                 self.sink.finish(_FINISH.get(reason, "unknown"), reason)
         elif kind == "message_stop":
             self.sink.terminal()
@@ -163,11 +166,11 @@ class AnthropicMessagesDecoder:
         if details:
             self.sink.diagnostic({"type": "refusal", "details": details})
 
-    def _usage(self, usage: Any) -> None:
+    def _usage(self, usage: Any, keys: tuple[str, ...]) -> None:
         if not isinstance(usage, dict):
             return
         counts = self._counts
-        for key in _USAGE_KEYS:
+        for key in keys:
             value = int_or_none(usage.get(key))
             if value is not None:
                 counts[key] = value
@@ -176,7 +179,8 @@ class AnthropicMessagesDecoder:
             thinking = int_or_none(details.get("thinking_tokens"))
             if thinking is not None:
                 self._thinking_tokens = thinking
-        self.sink.usage_update(self._mapped())
+        if counts:  # nothing known yet (only the placeholder): usage stays missing
+            self.sink.usage_update(self._mapped())
 
     def _mapped(self) -> Usage:
         counts = self._counts

@@ -19,11 +19,15 @@ any other reason, its text stays an unfinished object so it is never executed. C
 (groundingMetadata, citationMetadata, urlContextMetadata, safetyRatings, ...) is skipped and
 counted when not empty.
 
-Fidelity: `{"thought_signature": ...}` on the item of the part that carried it. Replay must put
-each signature back on its own part, so an item ends right after a part with a signature; an
-empty text part that only carries one attaches to the open item (corpus `vercel-google-text`)
-or, when none is open, is an item of its own with empty text. A signature on a skipped part
-(`pydanticai-google-code-execution`: executableCode) cannot be kept: a diagnostic says so.
+Fidelity (SPEC §3): `{"thought_signature": ...}` on the item whose run of parts carried it; replay
+puts it on the item's first part. A signature never ends an item by itself: Gemini signs the
+first part of an answer (`pydanticai-google-thinking`) or sends the signature on an empty part
+after the text (`vercel-google-text`), and either way the answer stays one item. A second
+signature within one run begins a new item at the part that carries it, so no signature is
+lost. An empty text part that only carries a signature attaches to the open item (or, when
+none is open or it is signed already, is an item of its own with empty text). A signature on a
+skipped part (`pydanticai-google-code-execution`: executableCode) cannot be kept: a diagnostic
+says so.
 
 Usage arithmetic (SPEC §2): every chunk's `usageMetadata` is a snapshot of the turn so far, so
 the latest one with token counts replaces the previous one (never summed).
@@ -42,8 +46,6 @@ refused the request, which no finish reason describes honestly.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from functools import lru_cache
 from typing import Any
@@ -53,6 +55,7 @@ import orjson
 from ..errors import ProviderError
 from ..types import FinishReason
 from .base import load_json
+from .inline_media import decode_base64
 
 _FINISH: dict[str, FinishReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
 _RETRYABLE = {"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"}
@@ -75,6 +78,7 @@ class GeminiGenerateContentDecoder:
         self._kind: str | None = None  # kind of the open item: text, thinking, inline_data, ...
         self._key = 0  # the open item's key; items are numbered in order
         self._mime = ""  # the open inline item's mime type (audio chunks join while it matches)
+        self._signed = False  # the open item carries a signature already
         self._call: _ArgumentsWriter | None = None  # the open streamed function call
         self._thought_seen = False
         self._identified = False  # metadata has the response id and the model
@@ -154,23 +158,38 @@ class GeminiGenerateContentDecoder:
             return  # an empty part opens nothing and ends nothing (vercel-google-tool-call)
         if kind == "thinking":
             self._thought_seen = True
-        if kind != self._kind:
+        if kind != self._kind or (signature and self._signed):
             self._open(kind)
-        sink = self.sink
+        fidelity = self._signature(signature)
         if kind == "text":
-            sink.text(self._key, text)
+            self.sink.text(self._key, text, fidelity)
         else:
-            sink.thinking(self._key, text)
-        if signature:
-            self._sign_and_end(signature)
+            self.sink.thinking(self._key, text, fidelity)
 
     def _lone_signature(self, kind: str, signature: str) -> None:
-        """An empty text part carrying only a signature: it belongs to the item it closes."""
-        if self._kind in (None, "tool_call"):
+        """An empty text part carrying only a signature: it belongs to the open item."""
+        if self._kind in (None, "tool_call") or self._signed:
             self._open(kind)
             if kind == "thinking":
                 self._thought_seen = True
-        self._sign_and_end(signature)
+        fidelity = self._signature(signature)
+        sink, key, open_kind = self.sink, self._key, self._kind
+        if open_kind == "text":
+            sink.text(key, "", fidelity)
+        elif open_kind == "thinking":
+            sink.thinking(key, "", fidelity)
+        elif open_kind == "inline_data":
+            sink.inline_data(key, b"", self._mime, fidelity)
+        else:
+            sink.inline_thinking(key, b"", self._mime, fidelity)
+
+    def _signature(self, signature: Any) -> dict[str, Any] | None:
+        """The fidelity a part's signature gives the open item (the caller began a new item
+        if the open one was signed already)."""
+        if not signature:
+            return None
+        self._signed = True
+        return {"thought_signature": signature}
 
     def _function_call(self, call: Any, signature: str | None) -> None:
         if not isinstance(call, dict):
@@ -218,13 +237,8 @@ class GeminiGenerateContentDecoder:
             return
         mime = blob.get("mimeType") or "application/octet-stream"
         encoded = blob.get("data") or ""
-        try:
-            # b64decode drops characters outside its alphabet, so URL-safe data is told apart
-            if "-" in encoded or "_" in encoded:
-                data = base64.urlsafe_b64decode(encoded)
-            else:
-                data = base64.b64decode(encoded)
-        except (binascii.Error, ValueError, TypeError):
+        data = decode_base64(encoded) if isinstance(encoded, str) else None
+        if data is None:
             sink.skip("part:inlineData_undecodable")
             sink.diagnostic({"type": "inline_data_undecodable", "mime_type": mime})
             return
@@ -233,20 +247,16 @@ class GeminiGenerateContentDecoder:
             self._thought_seen = True
             self._open("inline_thinking")
             self._mime = mime
-            sink.inline_thinking(self._key, data, mime)
-            if signature:
-                self._sign_and_end(signature)
-            else:
-                self._end()  # every thought image is its own item
+            sink.inline_thinking(self._key, data, mime, self._signature(signature))
+            self._end()  # every thought image is its own item
             return
         audio = mime.startswith("audio/")
-        if not (audio and self._kind == "inline_data" and self._mime == mime):
+        joins = audio and self._kind == "inline_data" and self._mime == mime
+        if not joins or (signature and self._signed):
             self._open("inline_data")
             self._mime = mime
-        sink.inline_data(self._key, data, mime)
-        if signature:
-            self._sign_and_end(signature)
-        elif not audio:
+        sink.inline_data(self._key, data, mime, self._signature(signature))
+        if not audio:
             self._end()  # every image is its own item; audio chunks of one clip join
 
     def _other_part(self, part: dict[str, Any]) -> None:
@@ -270,6 +280,7 @@ class GeminiGenerateContentDecoder:
             self._end()
         self._key += 1
         self._kind = kind
+        self._signed = False
 
     def _end(self) -> None:
         if self._kind is None:
@@ -279,19 +290,6 @@ class GeminiGenerateContentDecoder:
             self._call = None
         self.sink.end_item(self._key)
         self._kind = None
-
-    def _sign_and_end(self, signature: str) -> None:
-        fidelity = {"thought_signature": signature}
-        sink, key, kind = self.sink, self._key, self._kind
-        if kind == "text":
-            sink.text(key, "", fidelity)
-        elif kind == "thinking":
-            sink.thinking(key, "", fidelity)
-        elif kind == "inline_data":
-            sink.inline_data(key, b"", self._mime, fidelity)
-        else:
-            sink.inline_thinking(key, b"", self._mime, fidelity)
-        self._end()
 
     def _finish(self, reason: Any, message: Any) -> None:
         reason = str(reason)

@@ -17,6 +17,13 @@ chunk, the finish chunk for DeepSeek and Mistral, or `x_groq.usage`); the latest
                     already excludes reasoning (xAI: total_tokens = prompt + completion +
                     reasoning, corpus vercel-xai-tool-call), where it is completion_tokens.
 
+Audio output (`delta.audio`, SPEC §3): the `data` chunks of one clip (one audio `id`) join one
+`inline_data` item, `audio/pcm;rate=24000` (a streamed clip is always pcm16: 16-bit
+little-endian mono PCM at 24 kHz), fidelity `{"audio_id", "expires_at"}`; it ends at the finish
+reason, or when a clip with another id begins. Its `transcript` pieces are the answer's words:
+one text item (its own run), fidelity `{"audio_id"}`, so replay can send the clip's id in place
+of the words.
+
 Fidelity: thinking `{"reasoning_field": "reasoning_content" | "reasoning" | "reasoning_details"
 | "content.thinking"}` (where the text came from; "content.thinking" is Mistral's thinking chunk
 inside `content`), plus OpenRouter `reasoning_details` facts: `format`, `signature`,
@@ -26,7 +33,7 @@ the detail is not `reasoning.text`. Refusal text `{"refusal": true}`.
 Skipped and counted (no item in the grammar): `other_choice` (n>1), `logprobs` (chunks carrying
 token logprobs), `content_filter_results` (Azure, when non-empty), `chunk:<key>` (what a chunk
 without choices carries besides usage: Azure `prompt_filter_results`, OpenAI `moderation`),
-`empty_chunk`, `delta:<key>` (annotations, audio, ...), `content_part:<type>`,
+`empty_chunk`, `delta:<key>` (annotations, ...), `audio_undecodable`, `content_part:<type>`,
 `tool_call:<type>` (non-function tools), `finish_repeated`, `after_finish`, `after_done`,
 `event:<name>` and malformed frames.
 """
@@ -40,6 +47,7 @@ import orjson
 from ..errors import ProviderError
 from ..types import FinishReason, Usage
 from .base import int_or_none
+from .inline_media import decode_base64
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -60,6 +68,10 @@ _RETRYABLE = {
 _TEXT = "text"
 _THINKING = "thinking"
 _REFUSAL = "refusal"
+_TRANSCRIPT = "transcript"  # the words of an audio answer
+
+# Streamed audio is pcm16 whatever else the request could name (OpenAI's audio guide).
+AUDIO_MIME_TYPE = "audio/pcm;rate=24000"
 
 # Delta fields read below, or carrying nothing to keep (Groq's `channel`, Mistral's stray
 # `index` in vercel-mistral-incremental-tool-call).
@@ -73,6 +85,7 @@ _DELTA_KEYS = frozenset(
         "reasoning_content",
         "reasoning",
         "reasoning_details",
+        "audio",
         "channel",
         "index",
     )
@@ -115,6 +128,10 @@ class OpenAIChatDecoder:
         self._finished = False
         self._done = False
         self._need_metadata = True
+        self._clips = 0  # audio clips so far; the open one is keyed ("audio", self._clips)
+        self._audio_id: str | None = None  # the open clip's id
+        self._audio_open = False  # a data chunk of the open clip reached the assembler
+        self._audio_fidelity: dict[str, Any] = {}  # fidelity waiting for the clip's data
 
     def on_frame(self, event: str, data: str) -> None:
         # The common path, one chunk per token: keep it lean (no copies, `delta.content` first).
@@ -220,12 +237,54 @@ class OpenAIChatDecoder:
         if calls:
             for call in calls:
                 self._tool_call(call)
+        audio = delta.get("audio")
+        if audio:
+            self._audio(audio)
         legacy = delta.get("function_call")  # the deprecated `functions` API: one call
         if legacy:
             self._tool_call({"index": "function_call", "function": legacy})
         for key, value in delta.items():
             if key not in _DELTA_KEYS and value is not None:
                 sink.skip("delta:" + key)
+
+    def _audio(self, audio: Any) -> None:
+        """A piece of an audio answer: its id, data, transcript, or the final expiry."""
+        sink = self.sink
+        if not isinstance(audio, dict):
+            sink.skip("delta:audio")
+            return
+        if self._finished:
+            sink.skip("after_finish")
+            return
+        audio_id = audio.get("id")
+        if isinstance(audio_id, str) and audio_id and audio_id != self._audio_id:
+            if self._audio_open:  # a clip with another id: the open one is done
+                sink.end_item(("audio", self._clips))
+            self._clips += 1
+            self._audio_id, self._audio_open = audio_id, False
+            self._audio_fidelity = {"audio_id": audio_id}
+        elif self._clips == 0:
+            self._clips = 1  # a clip whose id has not come (yet)
+        transcript = audio.get("transcript")
+        if (
+            transcript
+            and isinstance(transcript, str)
+            and (self._run_kind is _TRANSCRIPT or self._start_run(_TRANSCRIPT))
+        ):
+            # on every piece: the id may come after the first one (merging is idempotent)
+            fidelity = {"audio_id": self._audio_id} if self._audio_id else None
+            sink.text(self._run_key, transcript, fidelity)
+        if isinstance(audio.get("expires_at"), int):
+            self._audio_fidelity["expires_at"] = audio["expires_at"]
+        data = audio.get("data")
+        chunk = decode_base64(data) if isinstance(data, str) and data else None
+        if data and chunk is None:
+            sink.skip("audio_undecodable")
+        if chunk or (self._audio_open and self._audio_fidelity):
+            fidelity = self._audio_fidelity or None
+            self._audio_fidelity = {}
+            sink.inline_data(("audio", self._clips), chunk or b"", AUDIO_MIME_TYPE, fidelity)
+            self._audio_open = True
 
     def _start_run(self, kind: str) -> bool:
         """Close the current run and open a new key for `kind`; False after the finish."""

@@ -18,17 +18,24 @@ keyed by the provider's identity, and one grammar item is:
   tool_call  one `function_call` item, key item_id: name and `call_id` (the tool_call_id) at
              `output_item.added`, `function_call_arguments.delta` fragments, ends at
              `output_item.done`.
+  inline_data  one `image_generation_call` item's `result` (base64), whole at its
+             `output_item.done`, mime type `image/<output_format>` (png when absent). The
+             `partial_image` previews before it are skipped and counted (SPEC §3: the image is
+             the result); a call that ends without a result makes no item.
 
-Fidelity (what Responses replay needs, SPEC §2 rule 6):
-  thinking   {"item_id": "rs_…", "part": "summary_text" | "reasoning_text"}, plus
+Fidelity (what Responses replay needs, SPEC §2 rule 6). The provider's item id rides as "id":
+MMSP reserves the fidelity key "item_id" for its own bookkeeping and strips it.
+  thinking   {"id": "rs_…", "part": "summary_text" | "reasoning_text"}, plus
              "encrypted_content" on the item's last part; an item with no text has no "part".
-             Replay joins consecutive thinking items with one item_id into one reasoning item.
-  text       {"item_id": "msg_…"}, plus "phase" when the item has one, and "refusal": true on a
+             Replay joins consecutive thinking items with one id into one reasoning item.
+  text       {"id": "msg_…"}, plus "phase" when the item has one, and "refusal": true on a
              refusal part (SPEC §2: a refusal is the model's answer).
-  tool_call  {"item_id": "fc_…"} (replay sends it so the call stays paired with its reasoning).
+  tool_call  {"id": "fc_…"} (replay sends it so the call stays paired with its reasoning).
+  inline_data  {"id": "ig_…"} (replay sends the image back as its `image_generation_call`).
 
 Skipped and counted (`metadata.skipped`): built-in tool items (web search, code interpreter,
-image generation, MCP, file search, …) as `item:<type>`, and their events as `event:<type>`;
+MCP, file search, …) as `item:<type>`, and their events (image generation's too) as
+`event:<type>`; an image result that is not base64 as `image_undecodable`;
 annotations as `annotation`; non-empty logprobs on text deltas as `logprobs`; any other unknown
 event as `event:<type>`.
 
@@ -55,6 +62,7 @@ from orjson import loads
 from ..errors import ProviderError
 from ..types import FinishReason, Usage
 from .base import int_or_none
+from .inline_media import decode_base64
 
 _TEXT_DELTA = "response.output_text.delta"
 _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length"}
@@ -157,10 +165,12 @@ class OpenAIResponsesDecoder:
         if item_type == "message":
             self._items[item_id] = _Item(_message_fidelity(item))
         elif item_type == "reasoning":
-            state = self._items[item_id] = _Item({"item_id": item_id})
+            state = self._items[item_id] = _Item({"id": item_id})
             state.encrypted = item.get("encrypted_content")
+        elif item_type == "image_generation_call":
+            pass  # its image arrives whole at `output_item.done`
         elif item_type == "function_call":
-            self._items[item_id] = state = _Item({"item_id": item_id})
+            self._items[item_id] = state = _Item({"id": item_id})
             arguments = item.get("arguments") or ""
             state.whole = state.streamed = bool(arguments)
             self.sink.tool_call(
@@ -184,6 +194,8 @@ class OpenAIResponsesDecoder:
             self._reasoning_done(item, item_id, state)
         elif item_type == "function_call":
             self._function_call_done(item, item_id, state)
+        elif item_type == "image_generation_call":
+            self._image_done(item, item_id)
         # a built-in tool item's done: already counted at `.added`
 
     def _message_done(self, item: dict[str, Any], item_id: Any, state: _Item | None) -> None:
@@ -199,7 +211,7 @@ class OpenAIResponsesDecoder:
 
     def _reasoning_done(self, item: dict[str, Any], item_id: Any, state: _Item | None) -> None:
         if state is None:
-            state = _Item({"item_id": item_id})
+            state = _Item({"id": item_id})
         encrypted = item.get("encrypted_content") or state.encrypted
         last = state.last
         if last is None:  # no text streamed: one empty thinking item
@@ -224,10 +236,23 @@ class OpenAIResponsesDecoder:
                 arguments,
                 name=item.get("name") or "",
                 tool_call_id=item.get("call_id") or "",
-                fidelity={"item_id": item_id},
+                fidelity={"id": item_id},
             )
         elif not state.streamed and arguments:  # arguments only on the finished item
             self.sink.tool_call(item_id, arguments)
+        self.sink.end_item(item_id)
+
+    def _image_done(self, item: dict[str, Any], item_id: Any) -> None:
+        result = item.get("result")
+        if not result or not isinstance(result, str):
+            self.sink.skip("image_generation_call_without_result")
+            return
+        data = decode_base64(result)
+        if data is None:
+            self.sink.skip("image_undecodable")
+            return
+        mime_type = f"image/{item.get('output_format') or 'png'}"
+        self.sink.inline_data(item_id, data, mime_type, {"id": item_id})
         self.sink.end_item(item_id)
 
     # --- parts and deltas -----------------------------------------------------------------
@@ -296,7 +321,7 @@ class OpenAIResponsesDecoder:
         """Make `key` the reasoning item's streaming part, ending the one before it."""
         state = self._items.get(item_id)
         if state is None:  # a resumed stream that began after `.added`
-            state = self._items[item_id] = _Item({"item_id": item_id})
+            state = self._items[item_id] = _Item({"id": item_id})
         if key == state.last:
             return True
         if key in state.ended:  # a part revisited after the next one began: not representable
@@ -328,7 +353,7 @@ class OpenAIResponsesDecoder:
     def _message(self, item_id: Any) -> _Item:
         state = self._items.get(item_id)
         if state is None:  # a resumed stream that began after `.added`
-            state = self._items[item_id] = _Item({"item_id": item_id})
+            state = self._items[item_id] = _Item({"id": item_id})
         return state
 
     def _end_text(self, state: _Item, key: Key) -> None:
@@ -399,7 +424,7 @@ def _ignore(event: dict[str, Any]) -> None:
 
 
 def _message_fidelity(item: dict[str, Any]) -> dict[str, Any]:
-    fidelity: dict[str, Any] = {"item_id": item.get("id")}
+    fidelity: dict[str, Any] = {"id": item.get("id")}
     phase = item.get("phase")
     if phase:  # gpt-5.5 marks narration as "commentary" (pydanticai-phase)
         fidelity["phase"] = phase
