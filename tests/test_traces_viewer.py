@@ -117,6 +117,40 @@ def test_the_api_gives_a_trace_turn_by_turn_and_404_for_an_unknown_id(viewer: Vi
     assert missing_trace.json()["error"]["type"] == "not_found"
 
 
+@pytest.mark.parametrize(
+    ("path", "params", "named"),
+    [
+        ("api/traces", {"offset": "1e23"}, "offset"),
+        ("api/traces", {"offset": "9" * 30}, "offset"),
+        ("api/traces", {"offset": "-1"}, "offset"),
+        ("api/traces", {"limit": "0"}, "limit"),
+        ("api/traces", {"limit": "501"}, "limit"),
+        ("api/traces", {"limit": "ten"}, "limit"),
+        ("api/traces", {"q": "x" * 201}, "q"),
+        ("api/traces", {"model": "m" * 201}, "model"),
+        ("api/traces", {"page": "2"}, "page"),
+        ("api/trace", {}, "id"),
+        ("api/trace", {"id": "t" * 1001}, "id"),
+        ("api/trace", {"id": WEATHER_TRACE, "turn": "1"}, "turn"),
+    ],
+)
+def test_every_query_parameter_is_checked_and_a_bad_one_is_a_400(
+    viewer: Viewer, path: str, params: dict[str, str], named: str
+) -> None:
+    response = httpx.get(viewer.url + path, params=params)
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["type"] == "invalid_request" and named in error["message"]
+
+
+def test_a_repeated_query_parameter_is_a_400(viewer: Viewer) -> None:
+    response = httpx.get(viewer.url + "api/traces?limit=1&limit=2")
+
+    assert response.status_code == 400
+    assert "twice" in response.json()["error"]["message"]
+
+
 def test_a_request_naming_another_host_is_refused(viewer: Viewer) -> None:
     """A page elsewhere that rebinds its DNS name to 127.0.0.1 still sends its own Host."""
     response = httpx.get(viewer.url + "api/traces", headers={"host": "evil.example"})

@@ -30,6 +30,7 @@ from .config import ServerSettings
 from .errors import Refusal, invalid_request, not_found, unauthorized
 from .limits import read_body
 from .metrics import CONTENT_TYPE, ServerMetrics
+from .request_policy import check_upstream_request
 from .stores import MemoryStore, StreamStore
 from .streams import StreamRelay
 
@@ -70,6 +71,7 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
                         "the models this server serves",
                         outcome="unknown_model",
                     )
+                check_upstream_request(entry, call.messages, call.config)
                 response_id = await relay.start(entry, call)
             except ModelstreamError as exc:  # messages or config the upstream cannot take
                 raise _bad_input(exc) from None

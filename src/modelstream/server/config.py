@@ -27,7 +27,7 @@ _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 _TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seconds"}
 _TOP_KEYS |= {"retain_seconds", "traces"}
 _MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
-_MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds"}
+_MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body"}
 
 
 class ServerConfigError(ConfigurationError):
@@ -47,6 +47,8 @@ class ModelEntry:
     api_key_env: str | None = None  # the variable the key was read from
     max_attempts: int = 3  # upstream attempts before the first event (RetryPolicy)
     idle_timeout_seconds: float = 60.0  # no upstream bytes for this long ends the stream
+    # whether callers may send config.extra_body (never over a field the server writes)
+    allow_extra_body: bool = True
 
 
 @dataclass(frozen=True)
@@ -199,6 +201,7 @@ def _model(raw: Any, where: str, env: Mapping[str, str]) -> ModelEntry:
         idle_timeout_seconds=_number(
             raw, "idle_timeout_seconds", defaults.idle_timeout_seconds, where
         ),
+        allow_extra_body=_flag(raw, "allow_extra_body", defaults.allow_extra_body, where),
     )
 
 
@@ -225,6 +228,13 @@ def _text(raw: Mapping[str, Any], key: str, where: str, *, required: bool = Fals
         return None
     if not isinstance(value, str) or not value.strip():
         raise ServerConfigError(f"{where}.{key} must be a non-empty string")
+    return value
+
+
+def _flag(raw: Mapping[str, Any], key: str, default: bool, where: str) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise ServerConfigError(f"{where}: {key} must be true or false, got {value!r}")
     return value
 
 

@@ -31,6 +31,7 @@ from . import wire
 from .config import ModelEntry, ServerSettings
 from .errors import Refusal, StreamCancelledError, abandoned, shutting_down
 from .limits import StreamSlots
+from .masking import KeyMask
 from .metrics import ServerMetrics
 from .stores import StoreError, StoreFullError, StoreLimitError, StreamStore, UnknownStreamError
 from .wire import StreamRequest
@@ -255,13 +256,14 @@ class StreamRelay:
     ) -> bytes | None:
         """Relay the upstream events into the store; the terminal entry (an error) or None."""
         model = entry.server_model_id
+        mask = KeyMask(entry.api_key)  # the upstream key never reaches the store (masking.py)
         try:
             async with stream:  # leaving it (cancellation included) closes the upstream response
                 async for event in stream:
                     if recorder is not None:
                         recorder.observe(event)
                     progress.seq += 1
-                    await self.store.append(response_id, progress.seq, dumps(event))
+                    await self.store.append(response_id, progress.seq, mask(dumps(event)))
                     if progress.first_event_at is None:
                         progress.first_event_at = time.monotonic()
                         self.metrics.time_to_first_event.observe(
@@ -275,7 +277,7 @@ class StreamRelay:
             if isinstance(exc, StoreLimitError):
                 progress.seq -= 1  # the entry that did not fit
             progress.error_type = type(exc).__name__
-            return dumps(error_object(exc))
+            return mask(dumps(error_object(exc)))
         except StoreError as exc:
             progress.error_type = type(exc).__name__
             log.error("stream %s: the store failed: %s", response_id, exc)
