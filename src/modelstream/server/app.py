@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from starlette.applications import Starlette
@@ -64,6 +65,7 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
             body = await read_body(request, settings.limits.max_body_bytes)
             try:
                 call = wire.parse_stream_request(body)
+                call = replace(call, caller=keys.holder(request.headers.get("authorization")))
                 entry = settings.model(call.model)
                 if entry is None:
                     raise not_found(

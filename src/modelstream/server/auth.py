@@ -4,6 +4,7 @@ about the keys."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from collections.abc import Sequence
 
@@ -32,5 +33,20 @@ class BearerKeys:
             allowed |= hmac.compare_digest(given, expected)
         return allowed and scheme.lower() == "bearer"
 
+    def holder(self, authorization: str | None) -> str | None:
+        """Who sent an allowed request, as `key_hash` of its bearer key; None on an open
+        server, where callers have no identity."""
+        if self.open:
+            return None
+        _, _, token = (authorization or "").strip().partition(" ")
+        return key_hash(token.strip())
+
     def __repr__(self) -> str:
         return f"BearerKeys({len(self._expected)} keys)"
+
+
+def key_hash(key: str) -> str:
+    """A name for a bearer key that is safe to store and show: `key-` and the first 16 hex
+    digits of its SHA-256 (server keys are random secrets, so the hash does not reveal them)."""
+    digest = hashlib.sha256(key.encode("latin-1", "replace")).hexdigest()
+    return "key-" + digest[:16]

@@ -74,7 +74,7 @@ class StreamRelay:
         self.slots = StreamSlots(settings.limits.max_concurrent_streams)
         self._clients: dict[str, AsyncClient] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._trace_sinks = resolve_sinks(settings.traces, os.environ)
+        self._trace_sinks = resolve_sinks(settings.traces, os.environ, limits=settings.trace_limits)
         grace = settings.resume_grace_seconds
         self._poll = min(1.0, max(0.02, grace / 4))  # how often a producer looks for readers
 
@@ -154,12 +154,15 @@ class StreamRelay:
     def _recorder(
         self, entry: ModelEntry, request: StreamRequest, response_id: str
     ) -> TurnRecorder | None:
-        """Every served turn is traced: under the caller's trace_id, else its response id."""
+        """Every served turn is traced: under the caller's trace_id, else its response id, in
+        the namespace of the caller's key (`<key hash>/<id>`), so no key adds to another's."""
         if not self._trace_sinks:
             return None
         trace_id = request.config.get("trace_id")
+        if not (isinstance(trace_id, str) and trace_id):
+            trace_id = response_id
         return TurnRecorder(
-            trace_id=trace_id if isinstance(trace_id, str) and trace_id else response_id,
+            trace_id=f"{request.caller}/{trace_id}" if request.caller else trace_id,
             source="server",
             model=entry.server_model_id,
             client_type=entry.client_type or "",

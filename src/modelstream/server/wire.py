@@ -53,6 +53,7 @@ class StreamRequest:
     model: str
     messages: list[Message]
     config: Config
+    caller: str | None = None  # `auth.key_hash` of the caller's key; None on an open server
 
 
 def parse_stream_request(body: bytes) -> StreamRequest:
