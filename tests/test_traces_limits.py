@@ -136,9 +136,7 @@ def test_each_key_writes_its_own_traces_and_cannot_add_to_anothers(
     os.environ["MODELSTREAM_TEST_OTHER_KEY"] = other_key
     try:
         path = tmp_path / "served.sqlite3"
-        server = serve(
-            traces=str(path), keys=["$" + CLIENT_KEY_ENV, "$MODELSTREAM_TEST_OTHER_KEY"]
-        )
+        server = serve(traces=str(path), keys=["$" + CLIENT_KEY_ENV, "$MODELSTREAM_TEST_OTHER_KEY"])
         with httpx.Client(base_url=server.url) as http:
             post_stream(http, stream_body("chat", "mine", trace_id="shared-name"))
             post_stream(
