@@ -13,7 +13,7 @@ import httpx
 import orjson
 
 from modelstream.server.auth import key_hash
-from modelstream.testing import Emulator, Reply, Turn
+from modelstream.testing import Emulator, Reply
 from modelstream.traces import TraceLimits, TraceStore
 from test_server_support import (
     AUTH,
