@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -77,5 +78,7 @@ def test_a_key_in_a_tool_call_argument_is_masked_too(serve: Serve, emu: Emulator
         stream = post_stream(http, stream_body("chat"))
 
     assert UPSTREAM_KEY.encode() not in stream.raw
-    (done,) = [i for e in stream.events for i in e["content_items"] if i["type"].endswith(".done")]
-    assert done["arguments"] == {"note": "remember ***"}
+    done: list[dict[str, Any]] = [
+        dict(i) for e in stream.events for i in e["content_items"] if i["type"].endswith(".done")
+    ]
+    assert [d["arguments"] for d in done] == [{"note": "remember ***"}]
