@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import orjson
 import pytest
 
 from test_traces_support import (
@@ -336,4 +337,27 @@ def test_a_cut_off_turn_shows_its_status_reason_and_unfinished_item(
     expect(turn.locator(".reason")).to_contain_text("no finish reason")
     expect(turn.locator(".open-item")).to_contain_text("(unfinished)")
     expect(turn.locator(".timeline .bar.open")).to_have_count(1)
+    assert page.errors == []
+
+
+def test_a_turn_stored_truncated_says_what_was_cut(viewer: Viewer, page: Any) -> None:
+    """Last in this file: it adds a trace to the shared file the tests above count."""
+    from playwright.sync_api import expect
+
+    from modelstream.traces import TraceLimits, TraceStore
+    from test_traces_store import make_turn
+    from test_traces_support import user
+
+    request = [user("pages " * 50_000)]
+    store = TraceStore(viewer.db, limits=TraceLimits(max_turn_bytes=20_000))
+    store.append(make_turn("huge-request-1", request))
+    store.close()
+    size = len(orjson.dumps(request))
+
+    page.goto(f"{viewer.url}#trace=huge-request-1")
+    cut = page.locator("article.turn details.truncated")
+    expect(cut).to_have_count(1)
+    expect(cut.locator("summary")).to_contain_text(f"messages: stored truncated ({size:,} bytes")
+    cut.locator("summary").click()
+    expect(cut.locator("pre")).to_contain_text('[{"role":"user"')
     assert page.errors == []
