@@ -11,8 +11,18 @@ from typing import Any
 import httpx
 import pytest
 
+from modelstream.server import ServerConfigError, settings_from_mapping
 from modelstream.testing import Emulator
-from test_server_support import AUTH, Serve, config_for, post_stream, stream_body, user
+from test_server_support import (
+    AUTH,
+    CLIENT_KEY_ENV,
+    UPSTREAM_KEY_ENV,
+    Serve,
+    config_for,
+    post_stream,
+    stream_body,
+    user,
+)
 
 pytest_plugins = ["test_server_support"]
 
@@ -212,3 +222,12 @@ def test_a_header_value_with_a_line_break_is_a_400_not_a_broken_stream(
 
     assert "'anthropic-beta'" in error["message"] and "line break" in error["message"]
     assert emu.requests == []
+
+
+def test_allow_extra_body_must_be_true_or_false(emu: Emulator) -> None:
+    models = config_for(emu)["models"]
+    models[1]["allow_extra_body"] = "no"
+    env = {UPSTREAM_KEY_ENV: "k", CLIENT_KEY_ENV: "c"}
+
+    with pytest.raises(ServerConfigError, match="allow_extra_body must be true or false"):
+        settings_from_mapping(config_for(emu, models=models), env)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from pathlib import Path
 
 import httpx
 import orjson
+import pytest
 
+from modelstream.server import ServerConfigError, settings_from_mapping
 from modelstream.server.auth import key_hash
 from modelstream.testing import Emulator, Reply
 from modelstream.traces import TraceLimits, TraceStore
@@ -21,6 +24,7 @@ from test_server_support import (
     CLIENT_KEY_ENV,
     UPSTREAM_KEY,
     Serve,
+    config_for,
     post_stream,
     stream_body,
 )
@@ -159,3 +163,20 @@ def test_each_key_writes_its_own_traces_and_cannot_add_to_anothers(
     stored = path.read_bytes()
     for key in (CLIENT_KEY, other_key, UPSTREAM_KEY):
         assert key.encode() not in stored
+
+
+def test_the_server_reads_its_trace_limits_and_refuses_wrong_ones(emu: Emulator) -> None:
+    env = {"MODELSTREAM_TEST_UPSTREAM_KEY": UPSTREAM_KEY, CLIENT_KEY_ENV: CLIENT_KEY}
+    limits = {"max_turn_bytes": 50_000, "max_total_bytes": False, "max_age_days": 14}
+
+    settings = settings_from_mapping(config_for(emu, trace_limits=limits), env)
+
+    assert settings.trace_limits == TraceLimits(50_000, None, 14)
+    assert settings_from_mapping(config_for(emu), env).trace_limits == TraceLimits()
+    for wrong, named in (
+        ({"max_turn_bytes": "big"}, "max_turn_bytes must be an integer"),
+        ({"max_age_days": 0}, "max_age_days must be positive"),
+        ({"max_rows": 5}, "unknown setting(s) 'max_rows'"),
+    ):
+        with pytest.raises(ServerConfigError, match=re.escape(named)):
+            settings_from_mapping(config_for(emu, trace_limits=wrong), env)

@@ -25,9 +25,9 @@ class BearerKeys:
         """Whether this `Authorization` header value carries one of the keys."""
         if self.open:
             return True
-        scheme, _, token = (authorization or "").strip().partition(" ")
+        scheme, token = _scheme_and_token(authorization)
         # Starlette decodes header bytes as latin-1: encoding back gives the bytes as sent
-        given = token.strip().encode("latin-1", "replace")
+        given = token.encode("latin-1", "replace")
         allowed = False
         for expected in self._expected:
             allowed |= hmac.compare_digest(given, expected)
@@ -38,11 +38,15 @@ class BearerKeys:
         server, where callers have no identity."""
         if self.open:
             return None
-        _, _, token = (authorization or "").strip().partition(" ")
-        return key_hash(token.strip())
+        return key_hash(_scheme_and_token(authorization)[1])
 
     def __repr__(self) -> str:
         return f"BearerKeys({len(self._expected)} keys)"
+
+
+def _scheme_and_token(authorization: str | None) -> tuple[str, str]:
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    return scheme, token.strip()
 
 
 def key_hash(key: str) -> str:
