@@ -122,7 +122,8 @@ def test_invalid_messages_are_a_400_typed_as_the_library_error(http: httpx.Clien
 
     error = refusal(http.post("/v1/stream", json=body, headers=AUTH), 400, "InvalidMessageError")
 
-    assert "role 'system'" in error["message"]
+    assert error["message"].startswith("messages[0].role must be one of 'user', 'assistant'")
+    assert error["path"] == "messages[0].role"
 
 
 def test_an_item_of_an_unexpected_shape_is_a_400_not_a_crash(http: httpx.Client) -> None:
@@ -131,7 +132,9 @@ def test_an_item_of_an_unexpected_shape_is_a_400_not_a_crash(http: httpx.Client)
         "messages": [{"role": "user", "content_items": [{"type": "text.done"}]}],
     }
 
-    refusal(http.post("/v1/stream", json=body, headers=AUTH), 400, "InvalidRequestError")
+    error = refusal(http.post("/v1/stream", json=body, headers=AUTH), 400, "InvalidMessageError")
+
+    assert error["message"] == "messages[0].content_items[0].text is missing"
 
 
 def test_a_config_the_protocol_cannot_express_is_a_400_naming_the_parameter(

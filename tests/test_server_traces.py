@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import httpx
 
+from modelstream.server.auth import key_hash
 from modelstream.testing import Reply, Turn
 from modelstream.traces import TraceStore
-from test_server_support import UPSTREAM_KEY, post_stream, stream_body
+from test_server_support import CLIENT_KEY, UPSTREAM_KEY, post_stream, stream_body
+
+CALLER = key_hash(CLIENT_KEY)  # served turns are recorded in the namespace of the caller's key
 
 pytest_plugins = ["test_server_support"]
 
 
-def test_a_served_turn_is_recorded_under_its_response_id(serve, emu, tmp_path):
+def test_a_served_turn_is_recorded_under_its_response_id_in_the_callers_namespace(
+    serve, emu, tmp_path
+):
     path = tmp_path / "served.sqlite3"
     emu.queue(Reply.turn(Turn.text("Paris is sunny.")))
     server = serve(traces=str(path))
@@ -19,7 +24,7 @@ def test_a_served_turn_is_recorded_under_its_response_id(serve, emu, tmp_path):
         stream = post_stream(http, stream_body("anthropic", "weather in Paris?"))
     server.stop()  # closes the trace file
 
-    (turn,) = TraceStore(path).get_trace(stream.response_id)
+    (turn,) = TraceStore(path).get_trace(f"{CALLER}/{stream.response_id}")
     assert turn.source == "server"
     assert turn.model == "anthropic"
     assert turn.status == "final"
@@ -38,7 +43,7 @@ def test_a_served_turn_with_a_trace_id_joins_that_trace(serve, emu, tmp_path):
         post_stream(http, stream_body("gemini", "second", trace_id="agent-run-7"))
     server.stop()
 
-    turns = TraceStore(path).get_trace("agent-run-7")
+    turns = TraceStore(path).get_trace(f"{CALLER}/agent-run-7")
     assert [t.model for t in turns] == ["chat", "gemini"]
     assert [t.items[0]["text"] for t in turns] == ["one", "two"]
 

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+import orjson
 import pytest
 
 from test_traces_support import (
@@ -115,6 +116,40 @@ def test_the_api_gives_a_trace_turn_by_turn_and_404_for_an_unknown_id(viewer: Vi
     missing_trace = httpx.get(viewer.url + "api/trace", params={"id": "../../etc/passwd"})
     assert missing_trace.status_code == 404
     assert missing_trace.json()["error"]["type"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "named"),
+    [
+        ("api/traces", {"offset": "1e23"}, "offset"),
+        ("api/traces", {"offset": "9" * 30}, "offset"),
+        ("api/traces", {"offset": "-1"}, "offset"),
+        ("api/traces", {"limit": "0"}, "limit"),
+        ("api/traces", {"limit": "501"}, "limit"),
+        ("api/traces", {"limit": "ten"}, "limit"),
+        ("api/traces", {"q": "x" * 201}, "q"),
+        ("api/traces", {"model": "m" * 201}, "model"),
+        ("api/traces", {"page": "2"}, "page"),
+        ("api/trace", {}, "id"),
+        ("api/trace", {"id": "t" * 1001}, "id"),
+        ("api/trace", {"id": WEATHER_TRACE, "turn": "1"}, "turn"),
+    ],
+)
+def test_every_query_parameter_is_checked_and_a_bad_one_is_a_400(
+    viewer: Viewer, path: str, params: dict[str, str], named: str
+) -> None:
+    response = httpx.get(viewer.url + path, params=params)
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["type"] == "invalid_request" and named in error["message"]
+
+
+def test_a_repeated_query_parameter_is_a_400(viewer: Viewer) -> None:
+    response = httpx.get(viewer.url + "api/traces?limit=1&limit=2")
+
+    assert response.status_code == 400
+    assert "twice" in response.json()["error"]["message"]
 
 
 def test_a_request_naming_another_host_is_refused(viewer: Viewer) -> None:
@@ -302,4 +337,27 @@ def test_a_cut_off_turn_shows_its_status_reason_and_unfinished_item(
     expect(turn.locator(".reason")).to_contain_text("no finish reason")
     expect(turn.locator(".open-item")).to_contain_text("(unfinished)")
     expect(turn.locator(".timeline .bar.open")).to_have_count(1)
+    assert page.errors == []
+
+
+def test_a_turn_stored_truncated_says_what_was_cut(viewer: Viewer, page: Any) -> None:
+    """Last in this file: it adds a trace to the shared file the tests above count."""
+    from playwright.sync_api import expect
+
+    from modelstream.traces import TraceLimits, TraceStore
+    from test_traces_store import make_turn
+    from test_traces_support import user
+
+    request = [user("pages " * 50_000)]
+    store = TraceStore(viewer.db, limits=TraceLimits(max_turn_bytes=20_000))
+    store.append(make_turn("huge-request-1", request))
+    store.close()
+    size = len(orjson.dumps(request))
+
+    page.goto(f"{viewer.url}#trace=huge-request-1")
+    cut = page.locator("article.turn details.truncated")
+    expect(cut).to_have_count(1)
+    expect(cut.locator("summary")).to_contain_text(f"messages: stored truncated ({size:,} bytes")
+    cut.locator("summary").click()
+    expect(cut.locator("pre")).to_contain_text('[{"role":"user"')
     assert page.errors == []

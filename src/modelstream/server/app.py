@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 from starlette.applications import Starlette
@@ -31,6 +32,7 @@ from .errors import Refusal, invalid_request, not_found, unauthorized
 from .limits import read_body
 from .logs import hide_response_ids
 from .metrics import CONTENT_TYPE, ServerMetrics
+from .request_policy import check_upstream_request
 from .stores import MemoryStore, StoreError, StreamStore
 from .streams import StreamRelay
 
@@ -54,19 +56,20 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         metrics.requests.inc(route, refusal.outcome)
         return JSONResponse(refusal.body(), refusal.status, headers=refusal.headers)
 
-    def check_key(request: Request) -> str:
-        """The caller's owner hash (auth.py), or a 401 `Refusal`."""
+    def check_key(request: Request) -> str | None:
+        """The caller's key hash (`BearerKeys.holder`; None on an open server), or a 401."""
         authorization = request.headers.get("authorization")
         if not keys.allows(authorization):
             raise unauthorized()
-        return keys.owner(authorization)
+        return keys.holder(authorization)
 
     async def post_stream(request: Request) -> Response:
         try:
-            owner = check_key(request)
+            caller = check_key(request)
             body = await read_body(request, settings.limits.max_body_bytes)
             try:
                 call = wire.parse_stream_request(body)
+                call = replace(call, caller=caller)
                 entry = settings.model(call.model)
                 if entry is None:
                     raise not_found(
@@ -74,7 +77,8 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
                         "the models this server serves",
                         outcome="unknown_model",
                     )
-                response_id = await relay.start(entry, call, owner)
+                check_upstream_request(entry, call.messages, call.config)
+                response_id = await relay.start(entry, call)
             except ModelstreamError as exc:  # messages or config the upstream cannot take
                 raise _bad_input(exc) from None
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -94,13 +98,13 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
     async def resume_stream(request: Request) -> Response:
         response_id = request.path_params["response_id"]
         try:
-            owner = check_key(request)
+            caller = check_key(request)
             after = wire.parse_resume_point(
                 response_id, request.headers.get("last-event-id"), request.query_params.get("after")
             )
             # another key's stream is "not found" too: a resume never tells a stream exists
             if not wire.is_response_id(response_id) or not await relay.readable_by(
-                response_id, owner
+                response_id, caller or ""
             ):
                 raise not_found(
                     f"no stream {response_id!r}: it never existed, or it finished more than "

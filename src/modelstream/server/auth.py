@@ -1,6 +1,7 @@
 """Bearer-key checks: `Authorization: Bearer <key>` against the configured keys, in constant
 time per key, every key compared, so neither the answer's timing nor its text says anything
-about the keys. A stream is bound to the key that started it by `owner`, a hash of that key."""
+about the keys. Streams and server traces belong to the key that started them: `holder`, a hash of
+that key."""
 
 from __future__ import annotations
 
@@ -25,25 +26,32 @@ class BearerKeys:
         """Whether this `Authorization` header value carries one of the keys."""
         if self.open:
             return True
-        scheme, given = _bearer(authorization)
+        scheme, token = _scheme_and_token(authorization)
+        # Starlette decodes header bytes as latin-1: encoding back gives the bytes as sent
+        given = token.encode("latin-1", "replace")
         allowed = False
         for expected in self._expected:
             allowed |= hmac.compare_digest(given, expected)
         return allowed and scheme.lower() == "bearer"
 
-    def owner(self, authorization: str | None) -> str:
-        """Who a stream started with this header belongs to: a hash of its key (the key itself
-        is never stored), or "" on an open server, where every caller may read every stream."""
+    def holder(self, authorization: str | None) -> str | None:
+        """Who sent an allowed request, as `key_hash` of its bearer key (the key itself is never
+        stored); None on an open server, where callers have no identity."""
         if self.open:
-            return ""
-        return hashlib.sha256(b"modelstream stream owner\0" + _bearer(authorization)[1]).hexdigest()
+            return None
+        return key_hash(_scheme_and_token(authorization)[1])
 
     def __repr__(self) -> str:
         return f"BearerKeys({len(self._expected)} keys)"
 
 
-def _bearer(authorization: str | None) -> tuple[str, bytes]:
-    """The scheme and the token of an `Authorization` value."""
+def _scheme_and_token(authorization: str | None) -> tuple[str, str]:
     scheme, _, token = (authorization or "").strip().partition(" ")
-    # Starlette decodes header bytes as latin-1: encoding back gives the bytes as sent
-    return scheme, token.strip().encode("latin-1", "replace")
+    return scheme, token.strip()
+
+
+def key_hash(key: str) -> str:
+    """A name for a bearer key that is safe to store and show: `key-` and the first 16 hex
+    digits of its SHA-256 (server keys are random secrets, so the hash does not reveal them)."""
+    digest = hashlib.sha256(key.encode("latin-1", "replace")).hexdigest()
+    return "key-" + digest[:16]

@@ -21,13 +21,14 @@ from ..client.credentials import Secret
 from ..client.prepare import endpoint_for
 from ..client.routing import resolve_route
 from ..errors import ConfigurationError
+from ..traces.store import TraceLimits
 
 _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 _TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seconds"}
-_TOP_KEYS |= {"retain_seconds", "traces"}
+_TOP_KEYS |= {"retain_seconds", "traces", "trace_limits"}
 _MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
-_MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds"}
+_MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body"}
 
 
 class ServerConfigError(ConfigurationError):
@@ -47,6 +48,8 @@ class ModelEntry:
     api_key_env: str | None = None  # the variable the key was read from
     max_attempts: int = 3  # upstream attempts before the first event (RetryPolicy)
     idle_timeout_seconds: float = 60.0  # no upstream bytes for this long ends the stream
+    # whether callers may send config.extra_body (never over a field the server writes)
+    allow_extra_body: bool = True
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class ServerSettings:
     # where every served turn is recorded: a SQLite path, False for nowhere, None for the
     # default (MODELSTREAM_TRACES, else the user's data folder; docs/traces.md)
     traces: str | bool | None = None
+    trace_limits: TraceLimits = field(default_factory=TraceLimits)  # what traces may hold
 
     @property
     def open(self) -> bool:
@@ -150,6 +154,7 @@ def settings_from_mapping(data: Mapping[str, Any], env: Mapping[str, str]) -> Se
             data, "retain_seconds", base.retain_seconds, "the config", minimum=0
         ),
         traces=_traces(data),
+        trace_limits=_trace_limits(data),
     )
 
 
@@ -160,6 +165,27 @@ def _traces(data: Mapping[str, Any]) -> str | bool | None:
     if isinstance(value, str) and value:
         return value
     raise ServerConfigError("'traces' must be a path to a SQLite file, or false to record nothing")
+
+
+def _trace_limits(data: Mapping[str, Any]) -> TraceLimits:
+    """`[trace_limits]`: max_turn_bytes, max_total_bytes, max_age_days; `false` lifts the
+    last two."""
+    raw = data.get("trace_limits", {})
+    if not isinstance(raw, dict):
+        raise ServerConfigError("'trace_limits' must be a table")
+    known = set(TraceLimits.__dataclass_fields__)
+    _no_unknown(raw, known, "trace_limits")
+    defaults = TraceLimits()
+    values: dict[str, Any] = {}
+    for name in sorted(known):
+        if raw.get(name) is False and name != "max_turn_bytes":
+            values[name] = None
+        elif name in raw:
+            integer = name != "max_age_days"
+            values[name] = _number(
+                raw, name, getattr(defaults, name), "trace_limits", integer=integer
+            )
+    return TraceLimits(**values)
 
 
 def _model(raw: Any, where: str, env: Mapping[str, str]) -> ModelEntry:
@@ -199,6 +225,7 @@ def _model(raw: Any, where: str, env: Mapping[str, str]) -> ModelEntry:
         idle_timeout_seconds=_number(
             raw, "idle_timeout_seconds", defaults.idle_timeout_seconds, where
         ),
+        allow_extra_body=_flag(raw, "allow_extra_body", defaults.allow_extra_body, where),
     )
 
 
@@ -225,6 +252,13 @@ def _text(raw: Mapping[str, Any], key: str, where: str, *, required: bool = Fals
         return None
     if not isinstance(value, str) or not value.strip():
         raise ServerConfigError(f"{where}.{key} must be a non-empty string")
+    return value
+
+
+def _flag(raw: Mapping[str, Any], key: str, default: bool, where: str) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise ServerConfigError(f"{where}: {key} must be true or false, got {value!r}")
     return value
 
 

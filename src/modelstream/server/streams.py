@@ -39,6 +39,7 @@ from .config import ModelEntry, ServerSettings
 from .errors import Refusal, StreamCancelledError, abandoned, shutting_down
 from .limits import StreamSlots
 from .logs import stream_ref
+from .masking import KeyMask
 from .metrics import ServerMetrics
 from .stores import (
     ProducerLostError,
@@ -90,7 +91,7 @@ class StreamRelay:
         self._clients: dict[str, AsyncClient] = {}
         self._pools: list[httpx.AsyncClient] = []  # the clients' connection pools
         self._tasks: set[asyncio.Task[None]] = set()
-        self._trace_sinks = resolve_sinks(settings.traces, os.environ)
+        self._trace_sinks = resolve_sinks(settings.traces, os.environ, limits=settings.trace_limits)
         grace = settings.resume_grace_seconds
         self._poll = min(1.0, max(0.02, grace / 4))  # how often a producer looks for readers
 
@@ -145,15 +146,15 @@ class StreamRelay:
 
     # --- producing --------------------------------------------------------------------------
 
-    async def start(self, entry: ModelEntry, request: StreamRequest, owner: str = "") -> str:
+    async def start(self, entry: ModelEntry, request: StreamRequest) -> str:
         """Plan the upstream call (raising the library's errors for bad messages or config),
-        take a slot (or a 429 `Refusal`), register the stream for `owner` (auth.py) and start
+        take a slot (or a 429 `Refusal`), register the stream for its caller's key hash and start
         its producer."""
         stream = self._client(entry).stream(request.messages, request.config)
         self.slots.acquire()
         response_id = wire.new_response_id()
         try:
-            await self.store.create(response_id, owner)
+            await self.store.create(response_id, request.caller or "")
         except StoreFullError as exc:
             self.slots.release()
             raise Refusal(
@@ -177,12 +178,15 @@ class StreamRelay:
     def _recorder(
         self, entry: ModelEntry, request: StreamRequest, response_id: str
     ) -> TurnRecorder | None:
-        """Every served turn is traced: under the caller's trace_id, else its response id."""
+        """Every served turn is traced: under the caller's trace_id, else its response id, in
+        the namespace of the caller's key (`<key hash>/<id>`), so no key adds to another's."""
         if not self._trace_sinks:
             return None
         trace_id = request.config.get("trace_id")
+        if not (isinstance(trace_id, str) and trace_id):
+            trace_id = response_id
         return TurnRecorder(
-            trace_id=trace_id if isinstance(trace_id, str) and trace_id else response_id,
+            trace_id=f"{request.caller}/{trace_id}" if request.caller else trace_id,
             source="server",
             model=entry.server_model_id,
             client_type=entry.client_type or "",
@@ -283,13 +287,14 @@ class StreamRelay:
     ) -> bytes | None:
         """Relay the upstream events into the store; the terminal entry (an error) or None."""
         model = entry.server_model_id
+        mask = KeyMask(entry.api_key)  # the upstream key never reaches the store (masking.py)
         try:
             async with stream:  # leaving it (cancellation included) closes the upstream response
                 async for event in stream:
                     if recorder is not None:
                         recorder.observe(event)
                     progress.seq += 1
-                    await self.store.append(response_id, progress.seq, dumps(event))
+                    await self.store.append(response_id, progress.seq, mask(dumps(event)))
                     if progress.first_event_at is None:
                         progress.first_event_at = time.monotonic()
                         self.metrics.time_to_first_event.observe(
@@ -303,7 +308,7 @@ class StreamRelay:
             if isinstance(exc, StoreLimitError):
                 progress.seq -= 1  # the entry that did not fit
             progress.error_type = type(exc).__name__
-            return dumps(error_object(exc))
+            return mask(dumps(error_object(exc)))
         except StoreError as exc:
             progress.error_type = type(exc).__name__
             log.error("stream %s: the store failed: %s", stream_ref(response_id), exc)

@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidMessageError
 from ..jsonwire import loads_messages
+from ..shapes import ShapeError, check_config, check_messages
 from ..types import Config, Message
 from .errors import Refusal, invalid_request
 
@@ -53,11 +53,12 @@ class StreamRequest:
     model: str
     messages: list[Message]
     config: Config
+    caller: str | None = None  # `auth.key_hash` of the caller's key; None on an open server
 
 
 def parse_stream_request(body: bytes) -> StreamRequest:
     """The `{"model", "messages", "config"}` of a POST /v1/stream body; raises `Refusal` (400)
-    or `InvalidMessageError` for messages that cannot be read."""
+    naming the first field whose shape is not the SPEC's (`modelstream.shapes`)."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -75,11 +76,34 @@ def parse_stream_request(body: bytes) -> StreamRequest:
         config = {}
     if not isinstance(config, dict):
         raise invalid_request("'config' must be an object (or null)")
-    try:  # base64 `data` of inline items back to bytes
-        messages = loads_messages(orjson.dumps(raw_messages))
-    except ValueError as exc:  # binascii.Error: bad base64
-        raise InvalidMessageError(f"a message holds data that is not base64: {exc}") from None
+    try:
+        check_messages(raw_messages, binary="base64")
+    except ShapeError as exc:
+        raise Refusal(
+            400,
+            "InvalidMessageError",
+            str(exc),
+            outcome="invalid_request",
+            fields={"path": exc.path},
+        ) from None
+    try:
+        check_config(config)
+    except ShapeError as exc:
+        raise bad_config(exc.path.removeprefix("config."), str(exc)) from None
+    messages = loads_messages(orjson.dumps(raw_messages))  # base64 `data` back to bytes
     return StreamRequest(model, messages, config)  # type: ignore[arg-type]
+
+
+def bad_config(parameter: str, message: str) -> Refusal:
+    """A 400 for a config value the server will not send, typed as the library's own
+    `UnsupportedParameterError` (a modelstream client raises it as such)."""
+    return Refusal(
+        400,
+        "UnsupportedParameterError",
+        message,
+        outcome="invalid_request",
+        fields={"parameter": parameter, "protocol": "modelstream", "path": f"config.{parameter}"},
+    )
 
 
 def parse_resume_point(response_id: str, last_event_id: str | None, after: str | None) -> int:

@@ -13,10 +13,11 @@ from .record import (
     redact_config,
 )
 from .sinks import TracesOption, resolve_sinks
-from .store import TraceStore, TraceSummary, default_path
+from .store import TraceLimits, TraceStore, TraceSummary, default_path
 
 __all__ = [
     "ItemTiming",
+    "TraceLimits",
     "TraceSink",
     "TraceSource",
     "TraceStore",

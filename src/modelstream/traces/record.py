@@ -60,6 +60,8 @@ class TraceTurn:
     created_at: int  # Unix ms when the turn started
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     turn: int | None = None  # 1-based position in its trace, set by the store
+    # parts the store kept only as {"bytes", "sha256", "head"} (TraceLimits.max_turn_bytes)
+    truncated: dict[str, Any] = field(default_factory=dict)
 
 
 class TraceSink(Protocol):

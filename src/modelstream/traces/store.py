@@ -13,6 +13,10 @@ Theory of operation:
   JSON), and says so in `context_turn`; reading a trace in order puts the history back together.
 - Each row carries the running totals of its trace (tokens, models, start), so listing traces
   reads the last row of each trace instead of adding up all of them.
+- The file is bounded (`TraceLimits`): a turn whose row would pass `max_turn_bytes` keeps its
+  largest parts only as their size, SHA-256 and first characters (`truncated`); turns older than
+  `max_age_days` and, past `max_total_bytes`, the oldest turns are deleted as new ones arrive.
+  Rows are only ever inserted or deleted, never changed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,11 +35,13 @@ from typing import Any
 
 import orjson
 
+from ..errors import ConfigurationError
 from ..types import DoneItem, EventItem, Message, Usage
 from .record import TraceTurn
 
 SCHEMA_VERSION = 1
 MAX_SEARCH_TEXT = 20_000  # characters of one turn's text kept for search
+TRUNCATED_HEAD = 2_000  # characters of a truncated part's JSON kept to show what it was
 
 _SCHEMA = (
     """
@@ -81,6 +88,13 @@ INSERT INTO turns (trace_id, turn, created_at, source, model, status, input_toke
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
+# written by every writer, so files made before it gain it too: the age limit deletes by it
+_CREATED_AT_INDEX = "CREATE INDEX IF NOT EXISTS turns_by_created_at ON turns (created_at)"
+_DELETE_OLDER = "DELETE FROM turns WHERE created_at < ?"
+_DELETE_OLDEST = """
+DELETE FROM turns WHERE id IN (SELECT id FROM turns WHERE id < ? ORDER BY id LIMIT ?)
+"""
+
 _SUMMARIES = """
 WITH last AS (SELECT trace_id, MAX(turn) AS turn FROM turns GROUP BY trace_id)
 SELECT t.trace_id, t.turn, t.trace_started_at, t.created_at, t.status, t.model, t.source,
@@ -106,6 +120,46 @@ def default_path() -> Path:
         os.path.expanduser("~"), ".local", "share"
     )
     return Path(data_home) / "modelstream" / "traces.sqlite3"
+
+
+@dataclass(frozen=True)
+class TraceLimits:
+    """How much a trace file holds: each turn's row at most `max_turn_bytes` (larger parts are
+    stored truncated), turns no older than `max_age_days`, the file's live pages within
+    `max_total_bytes` (the oldest turns go first). None: no limit of that kind."""
+
+    max_turn_bytes: int = 1024 * 1024
+    max_total_bytes: int | None = 1024 * 1024 * 1024
+    max_age_days: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_turn_bytes", "max_total_bytes", "max_age_days"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not value > 0):
+                raise ConfigurationError(f"trace limit {name} must be positive, got {value!r}")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> TraceLimits:
+        """The limits from `MODELSTREAM_TRACES_MAX_TURN_BYTES`, `..._MAX_TOTAL_BYTES` and
+        `..._MAX_AGE_DAYS` ("none" lifts a limit), the defaults for those not set."""
+        values: dict[str, int | float | None] = {}
+        for name, kind in (
+            ("max_turn_bytes", int),
+            ("max_total_bytes", int),
+            ("max_age_days", float),
+        ):
+            variable = f"MODELSTREAM_TRACES_{name.upper()}"
+            raw = env.get(variable, "").strip()
+            if not raw:
+                continue
+            if raw.lower() == "none" and name != "max_turn_bytes":
+                values[name] = None
+                continue
+            try:
+                values[name] = kind(raw)
+            except ValueError:
+                raise ConfigurationError(f"{variable} must be a number, got {raw!r}") from None
+        return cls(**values)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -135,8 +189,11 @@ class TraceStore:
     """The SQLite trace file at `path` (see the module docstring). Thread-safe; the file and
     its folder are created at the first append (readable by the owner only)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, limits: TraceLimits | None = None
+    ) -> None:
         self.path = Path(path) if path is not None else default_path()
+        self.limits = limits if limits is not None else TraceLimits()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
 
@@ -153,6 +210,9 @@ class TraceStore:
             db = self._connect(create=True)
             assert db is not None
             with _immediate(db):
+                if self.limits.max_age_days is not None:
+                    oldest = time.time() * 1000 - self.limits.max_age_days * 86_400_000
+                    db.execute(_DELETE_OLDER, (int(oldest),))
                 last = db.execute(_LAST_TURN, (turn.trace_id,)).fetchone()
                 number, context, new_from = 1, None, 0
                 started, total_in, total_out, models = turn.created_at, 0, 0, []
@@ -166,8 +226,12 @@ class TraceStore:
                 if turn.model not in models:
                     models.append(turn.model)
                 new_messages = turn.messages[new_from:]
-                body = _dumps({**_body(turn), "messages": new_messages})
-                db.execute(
+                body, truncated = _capped(
+                    {**_body(turn), "messages": new_messages}, self.limits.max_turn_bytes
+                )
+                if "messages" in truncated:  # not whole here: no later turn may build on it
+                    request_hash = b""
+                row = db.execute(
                     _INSERT,
                     (
                         turn.trace_id,
@@ -190,6 +254,8 @@ class TraceStore:
                         body,
                     ),
                 )
+                if self.limits.max_total_bytes is not None:
+                    _shrink(db, self.limits.max_total_bytes, keep_from=row.lastrowid or 0)
         return number
 
     # --- reading ---------------------------------------------------------------------------
@@ -295,6 +361,7 @@ class TraceStore:
                     for statement in _SCHEMA:
                         db.execute(statement)
             if create:  # (WAL is a property of the file: the readers need not ask)
+                db.execute(_CREATED_AT_INDEX)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")  # durable across crashes of the process
         except BaseException:
@@ -315,6 +382,60 @@ def _immediate(db: sqlite3.Connection) -> Iterator[None]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+# --- limits --------------------------------------------------------------------------------
+
+# The parts of a row that can be large, and what each becomes when it is cut.
+_CUTTABLE: dict[str, Any] = {
+    "messages": [],
+    "items": [],
+    "open_item": None,
+    "config": {},
+    "diagnostics": [],
+    "reason": None,
+}
+
+
+def _capped(body: dict[str, Any], limit: int) -> tuple[bytes, dict[str, Any]]:
+    """The row's JSON within `limit` bytes where its large parts allow: the largest parts are
+    replaced, one at a time, by their empty value, and `truncated` says what each was (its
+    JSON's size in bytes, SHA-256 and first characters)."""
+    data = _dumps(body)
+    truncated: dict[str, Any] = {}
+    if len(data) <= limit:
+        return data, truncated
+    parts = {name: _dumps(body[name]) for name in _CUTTABLE}
+    for name in sorted(parts, key=lambda name: len(parts[name]), reverse=True):
+        raw = parts[name]
+        truncated[name] = {
+            "bytes": len(raw),
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "head": raw[: TRUNCATED_HEAD * 4].decode("utf-8", "ignore")[:TRUNCATED_HEAD],
+        }
+        body = {**body, name: _CUTTABLE[name], "truncated": truncated}
+        data = _dumps(body)
+        if len(data) <= limit:
+            break
+    return data, truncated
+
+
+def _shrink(db: sqlite3.Connection, max_bytes: int, *, keep_from: int) -> None:
+    """Delete the oldest turns (never those from row `keep_from` on) until the file's live
+    pages are back under nine tenths of `max_bytes`: freed pages are reused by later inserts,
+    so the file stops growing. Nothing is scanned while the file is within its limit."""
+    if _live_bytes(db) <= max_bytes:
+        return
+    while _live_bytes(db) > max_bytes * 0.9:
+        if db.execute(_DELETE_OLDEST, (keep_from, 64)).rowcount == 0:
+            return
+
+
+def _live_bytes(db: sqlite3.Connection) -> int:
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    free = db.execute("PRAGMA freelist_count").fetchone()[0]
+    page_size: int = db.execute("PRAGMA page_size").fetchone()[0]
+    return int((pages - free) * page_size)
 
 
 # --- rows ----------------------------------------------------------------------------------
@@ -446,7 +567,8 @@ def _turn_from(record: dict[str, Any], messages: list[Message]) -> TraceTurn:
         created_at=record["created_at"],
         diagnostics=record["diagnostics"],
         turn=record["turn"],
+        truncated=record.get("truncated", {}),
     )
 
 
-__all__ = ["TraceStore", "TraceSummary", "default_path", "token_counts"]
+__all__ = ["TraceLimits", "TraceStore", "TraceSummary", "default_path", "token_counts"]

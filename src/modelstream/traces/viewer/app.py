@@ -4,6 +4,9 @@
     GET /api/traces?q=&model=&limit=&offset=   traces, newest first, filtered
     GET /api/trace?id=TRACE_ID                 one trace's turns in order
 
+Query parameters are checked, not clamped: an unknown or repeated one, a search longer than
+`MAX_QUERY`, or a limit or offset that is not a whole number in its range is a 400.
+
 It only reads the trace file and never fetches a URL: http(s) images in a trace are loaded by the
 browser, and only when the person clicks them. Requests must name a loopback host (or the host it
 was started on), so a web page elsewhere cannot read traces through DNS rebinding.
@@ -28,6 +31,8 @@ from ..store import TraceStore
 
 MAX_QUERY = 200  # characters of a search
 MAX_LIMIT = 500  # traces in one listing
+MAX_OFFSET = 1_000_000_000  # traces skipped (SQLite takes 64-bit integers; a listing far fewer)
+MAX_TRACE_ID = 1_000  # characters of a trace id asked for
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 _STATIC = {
@@ -60,17 +65,26 @@ def create_app(store: TraceStore, *, allowed_hosts: Sequence[str] = LOOPBACK_HOS
         return Response(static[name], media_type=_STATIC[name])
 
     def traces(request: Request) -> Response:
-        params = request.query_params
-        text = params.get("q", "").strip()[:MAX_QUERY] or None
-        model = params.get("model", "").strip()[:MAX_QUERY] or None
-        limit = min(_int(params.get("limit"), 100), MAX_LIMIT)
-        offset = _int(params.get("offset"), 0)
+        try:
+            params = _params(request, {"q", "model", "limit", "offset"})
+            text = _text(params, "q", MAX_QUERY)
+            model = _text(params, "model", MAX_QUERY)
+            limit = _count(params, "limit", 100, minimum=1, maximum=MAX_LIMIT)
+            offset = _count(params, "offset", 0, minimum=0, maximum=MAX_OFFSET)
+        except BadQuery as exc:
+            return _bad_query(exc)
         found = store.list_traces(text=text, model=model, limit=limit, offset=offset)
         return _json({"db": str(store.path), "traces": [s.to_json() for s in found]})
 
     def trace(request: Request) -> Response:
-        trace_id = request.query_params.get("id", "")
-        turns = store.trace_records(trace_id) if trace_id else []
+        try:
+            params = _params(request, {"id"})
+            trace_id = _text(params, "id", MAX_TRACE_ID) or ""
+        except BadQuery as exc:
+            return _bad_query(exc)
+        if not trace_id:
+            return _bad_query(BadQuery("id is required: /api/trace?id=TRACE_ID"))
+        turns = store.trace_records(trace_id)
         if not turns:
             message = f"no trace {trace_id!r} in {store.path}"
             return _json({"error": {"type": "not_found", "message": message}}, 404)
@@ -93,11 +107,44 @@ def _json(value: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(value), status_code=status, media_type="application/json")
 
 
-def _int(value: str | None, default: int) -> int:
-    try:
-        return max(0, int(value)) if value else default
-    except ValueError:
+class BadQuery(ValueError):
+    """A query parameter the API does not take, or a value out of its range: a 400."""
+
+
+def _bad_query(exc: BadQuery) -> Response:
+    return _json({"error": {"type": "invalid_request", "message": str(exc)}}, 400)
+
+
+def _params(request: Request, known: set[str]) -> dict[str, str]:
+    """The query parameters, each given at most once and each one the route knows."""
+    pairs = request.query_params.multi_items()
+    for name, _ in pairs:
+        if name not in known:
+            raise BadQuery(
+                f"unknown query parameter {name[:40]!r}; known: {', '.join(sorted(known))}"
+            )
+    params = dict(pairs)
+    if len(params) < len(pairs):
+        raise BadQuery("a query parameter is given twice")
+    return params
+
+
+def _text(params: dict[str, str], name: str, max_length: int) -> str | None:
+    value = params.get(name, "").strip()
+    if len(value) > max_length:
+        raise BadQuery(f"{name} is longer than {max_length} characters")
+    return value or None
+
+
+def _count(params: dict[str, str], name: str, default: int, *, minimum: int, maximum: int) -> int:
+    value = params.get(name)
+    if value is None or value == "":
         return default
+    if not (value.isascii() and value.isdigit()) or not minimum <= int(value) <= maximum:
+        raise BadQuery(
+            f"{name} must be a whole number from {minimum} to {maximum}, got {value[:40]!r}"
+        )
+    return int(value)
 
 
 def _with_security_headers(app: ASGIApp) -> ASGIApp:

@@ -176,6 +176,14 @@ function renderTurn(turn, calls, results) {
     ),
   );
   if (turn.reason) article.append(el("p", { className: "reason" }, turn.reason));
+  for (const [part, cut] of Object.entries(turn.truncated || {})) {
+    // the store kept only the size, hash and start of a part past its per-turn cap
+    article.append(
+      el("details", { className: "folded truncated" },
+        el("summary", {}, `${part}: stored truncated (${cut.bytes.toLocaleString()} bytes, sha256 ${cut.sha256.slice(0, 12)}…)`),
+        el("pre", {}, cut.head)),
+    );
+  }
 
   if (turn.config && turn.config.system_prompt) {
     article.append(

@@ -1,0 +1,84 @@
+"""The upstream key never leaves the server in a stream: an in-stream provider error event, or
+model text, that echoes it is relayed and stored with the key masked (docs/server.md)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from modelstream.testing import Emulator, Reply, Turn
+from test_server_support import AUTH, UPSTREAM_KEY, Serve, post_stream, read_sse, stream_body
+
+pytest_plugins = ["test_server_support"]
+
+
+def anthropic_sse(*events: dict[str, object]) -> bytes:
+    return b"".join(
+        b"event: %s\ndata: %s\n\n" % (str(e["type"]).encode(), orjson.dumps(e)) for e in events
+    )
+
+
+ERROR_AFTER_TEXT = anthropic_sse(
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_01",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        },
+    },
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": f"the key you sent is {UPSTREAM_KEY}."},
+    },
+    {
+        "type": "error",
+        "error": {"type": "overloaded_error", "message": f"overloaded (key {UPSTREAM_KEY})"},
+    },
+)
+
+
+def test_an_in_stream_error_and_model_text_that_echo_the_key_are_relayed_masked(
+    serve: Serve, emu: Emulator, tmp_path: Path
+) -> None:
+    traces = tmp_path / "traces.sqlite3"
+    emu.queue(Reply.body(ERROR_AFTER_TEXT, content_type="text/event-stream"))
+    server = serve(traces=str(traces))
+    with httpx.Client(base_url=server.url) as http:
+        live = post_stream(http, stream_body("anthropic", trace_id="echo"))
+        replay = read_sse(http.get(f"/v1/streams/{live.response_id}", headers=AUTH))
+
+    for stream in (live, replay):
+        assert UPSTREAM_KEY.encode() not in stream.raw
+        texts = [i.get("text") for e in stream.events for i in e["content_items"]]
+        assert "the key you sent is ***." in texts
+        (error,) = stream.errors
+        assert error["type"] == "ProviderError"
+        assert "overloaded (key ***)" in error["message"]
+    server.stop()  # closes the trace file
+    with sqlite3.connect(traces) as db:
+        rows = db.execute("SELECT body FROM turns").fetchall()
+    assert len(rows) == 1 and b"the key you sent is ***." in rows[0][0]
+    assert UPSTREAM_KEY.encode() not in traces.read_bytes()
+
+
+def test_a_key_in_a_tool_call_argument_is_masked_too(serve: Serve, emu: Emulator) -> None:
+    emu.queue(Reply.turn(Turn.tool_call("save", {"note": f"remember {UPSTREAM_KEY}"})))
+    with httpx.Client(base_url=serve().url) as http:
+        stream = post_stream(http, stream_body("chat"))
+
+    assert UPSTREAM_KEY.encode() not in stream.raw
+    done: list[dict[str, Any]] = [
+        dict(i) for e in stream.events for i in e["content_items"] if i["type"].endswith(".done")
+    ]
+    assert [d["arguments"] for d in done] == [{"note": "remember ***"}]
