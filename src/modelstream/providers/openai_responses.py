@@ -42,7 +42,9 @@ Finish: `response.completed` → "stop" (the assembler makes it "tool_call" when
 emitted); `response.incomplete` → by incomplete_details.reason (max_output_tokens → "length",
 anything else, e.g. content_filter → "unknown"). Both are the terminal event. `error` and
 `response.failed` raise ProviderError. Events need no `sequence_number` (early captures have
-none), and a stream resumed mid-way decodes what it has.
+none), and a stream resumed mid-way decodes what it has; but where events are numbered, a jump
+in the numbers means events were lost, and raises `SequenceGapError` (SPEC §4) before the event
+after the gap is decoded (when lenient, `StreamDecoder` notes the gap and decodes it again).
 """
 
 from __future__ import annotations
@@ -52,9 +54,9 @@ from typing import Any
 
 from orjson import loads
 
-from ..errors import ProviderError
+from ..errors import ProviderError, SequenceGapError
 from ..types import FinishReason, Usage
-from .base import int_or_none
+from .base import int_or_none, malformed_frame
 
 _TEXT_DELTA = "response.output_text.delta"
 _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length"}
@@ -96,6 +98,7 @@ class OpenAIResponsesDecoder:
         self.sink = sink
         self._items: dict[Any, _Item] = {}
         self._stopped = False
+        self._sequence: int | None = None  # the last `sequence_number` seen
         self._handlers: dict[str, Callable[[dict[str, Any]], object]] = {
             "response.reasoning_summary_text.delta": self._summary_delta,
             "response.reasoning_text.delta": self._reasoning_text_delta,
@@ -124,6 +127,9 @@ class OpenAIResponsesDecoder:
         except (ValueError, TypeError, KeyError):
             self._odd_frame(data)
             return
+        sequence = event.get("sequence_number")
+        if sequence.__class__ is int:
+            self._check_sequence(sequence)
         if self._stopped:
             self.sink.skip("after_stop")
         elif kind == _TEXT_DELTA:  # the hot path: most frames of a turn
@@ -145,8 +151,20 @@ class OpenAIResponsesDecoder:
     def _odd_frame(self, data: str) -> None:
         if data.strip() == "[DONE]":
             return  # OpenRouter's trailing sentinel (pydanticai-openrouter-raw-reasoning)
-        self.sink.skip("malformed_frame")
-        self.sink.diagnostic({"type": "malformed_frame", "preview": data[:120]})
+        try:
+            loads(data)
+        except ValueError:
+            if self._sequence is not None:
+                self._sequence += 1  # the broken event had a number: skipped, it is no gap
+            raise malformed_frame(data) from None
+        self.sink.skip("event:untyped")  # JSON, but not an event object with a type
+
+    def _check_sequence(self, sequence: int) -> None:
+        """Events are numbered one by one: a jump means events were lost on the way. The first
+        number may be anything (a resumed background stream starts mid-way)."""
+        previous, self._sequence = self._sequence, sequence
+        if previous is not None and sequence != previous + 1:
+            raise SequenceGapError(previous, sequence)
 
     # --- output items ---------------------------------------------------------------------
 
