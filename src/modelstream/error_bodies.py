@@ -74,7 +74,9 @@ def read_error_body(body: bytes) -> ErrorBody:
         code = None
     message = _str(error.get("message")) or ""
     is_document = "error" in document
-    return ErrorBody(error_type, code, message, _gemini_retry_delay(error.get("details")), is_document)
+    return ErrorBody(
+        error_type, code, message, _gemini_retry_delay(error.get("details")), is_document
+    )
 
 
 def error_document(body: bytes, *, provider: str | None) -> ProviderError | None:

@@ -99,6 +99,7 @@ class OpenAIResponsesDecoder:
         self._items: dict[Any, _Item] = {}
         self._stopped = False
         self._sequence: int | None = None  # the last `sequence_number` seen
+        self._broken = 0  # frames that were not JSON since then
         self._handlers: dict[str, Callable[[dict[str, Any]], object]] = {
             "response.reasoning_summary_text.delta": self._summary_delta,
             "response.reasoning_text.delta": self._reasoning_text_delta,
@@ -154,16 +155,18 @@ class OpenAIResponsesDecoder:
         try:
             loads(data)
         except ValueError:
-            if self._sequence is not None:
-                self._sequence += 1  # the broken event had a number: skipped, it is no gap
+            self._broken += 1  # it may have had a number: one more may be missing, no gap
             raise malformed_frame(data) from None
         self.sink.skip("event:untyped")  # JSON, but not an event object with a type
 
     def _check_sequence(self, sequence: int) -> None:
         """Events are numbered one by one: a jump means events were lost on the way. The first
         number may be anything (a resumed background stream starts mid-way)."""
-        previous, self._sequence = self._sequence, sequence
-        if previous is not None and sequence != previous + 1:
+        previous, broken = self._sequence, self._broken
+        self._sequence, self._broken = sequence, 0
+        if previous is not None and not previous < sequence <= previous + 1 + broken:
+            # when lenient, StreamDecoder decodes this event again: let it pass then
+            self._sequence = sequence - 1
             raise SequenceGapError(previous, sequence)
 
     # --- output items ---------------------------------------------------------------------

@@ -16,7 +16,8 @@ MALFORMED_FRAME = b"data: {not json"
 @dataclass(frozen=True)
 class Reply:
     """One queued answer. Build it with `Reply.turn`, `Reply.body`, `Reply.status`,
-    `Reply.error_in_body` or `Reply.echo`; the pacing and fault options are the same on each and combine freely:
+    `Reply.error_in_body` or `Reply.echo`; the pacing and fault options are the same on each
+    and combine freely:
 
     - `chunk_size`: body bytes per HTTP chunk (default: one chunk per frame).
     - `delay`: seconds between chunks.

@@ -410,11 +410,11 @@ class Emulator:
             headers["retry-after"] = seconds_text(reply.retry_after)
         headers.update(reply.headers)
         if reply.error_document is not None:
-            content = error_body(
+            document = error_body(
                 protocol, reply.error_document, reply.error_message, retry_after=reply.retry_after
             )
             headers.setdefault("content-type", reply.content_type or "application/json")
-            self._send_whole(connection, reply.code, content, headers)
+            self._send_whole(connection, reply.code, document, headers)
             return
         if reply.code >= 400 and reply.script is None:
             content = reply.content
