@@ -26,6 +26,7 @@ A 200 response whose body is one JSON document instead of an event stream (its f
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from .assembler import ItemAssembler
 from .error_bodies import error_document
@@ -92,6 +93,7 @@ class StreamDecoder:
     def result(self) -> FinalResponse | PartialResponse | None:
         """Final after `stop`, partial after an error or `cancel()`, None while running."""
         if self._assembler.stopped:
+            self._mask_diagnostics()
             return FinalResponse(message=self._message(), metadata=self.metadata)
         return self._partial
 
@@ -168,10 +170,7 @@ class StreamDecoder:
         kind = "sequence_gap" if isinstance(error, SequenceGapError) else "malformed_frame"
         self.metadata.lost_frames += error.lost
         self._assembler.skip(kind)
-        note = {"type": kind, "frame": self._frames_seen, **error.fields()}
-        if self._redact is not None:
-            note = {k: self._redact(v) if isinstance(v, str) else v for k, v in note.items()}
-        self._assembler.diagnostic(note)
+        self._assembler.diagnostic({"type": kind, "frame": self._frames_seen, **error.fields()})
         if isinstance(error, SequenceGapError):  # the event after the gap arrived intact
             self._adapter.on_frame(frame[0], frame[1])
 
@@ -236,6 +235,7 @@ class StreamDecoder:
         return self._make_partial(status, str(error))
 
     def _make_partial(self, status: PartialStatus, reason: str) -> PartialResponse:
+        self._mask_diagnostics()
         assembler = self._assembler
         return PartialResponse(
             status=status,
@@ -245,6 +245,14 @@ class StreamDecoder:
             usage=assembler.usage,
             metadata=self.metadata,
         )
+
+    def _mask_diagnostics(self) -> None:
+        """Adapters copy provider payloads into diagnostics (an error event, a chunk's preview),
+        which may echo the key: mask them before the result is handed out."""
+        if self._redact is not None and self.metadata.diagnostics:
+            self.metadata.diagnostics[:] = [
+                _masked(note, self._redact) for note in self.metadata.diagnostics
+            ]
 
     def _message(self) -> Message:
         message: Message = {
@@ -256,6 +264,16 @@ class StreamDecoder:
         if self._created_at is not None:
             message["created_at"] = self._created_at
         return message
+
+
+def _masked(value: Any, mask: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {key: _masked(item, mask) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item, mask) for item in value]
+    return value
 
 
 def decode_body(

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -149,6 +150,12 @@ class _Server(ThreadingHTTPServer):
     block_on_close = False  # stop() must not wait for a stalled handler
     allow_reuse_address = True
     emulator: Emulator
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that reset its idle keep-alive connection (it closed with a body unread)
+        is no error of the emulator's; anything else is printed as usual."""
+        if not isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
