@@ -61,6 +61,7 @@ from .base import int_or_none, malformed_frame
 _TEXT_DELTA = "response.output_text.delta"
 _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length"}
 _RETRYABLE = {"server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down"}
+_FAILURES = ("error", "response.failed")  # end the turn as ProviderError
 # Understood and carrying nothing new: their content already arrived as deltas.
 _ECHOES = (
     "response.output_text.done",
@@ -129,8 +130,8 @@ class OpenAIResponsesDecoder:
             self._odd_frame(data)
             return
         sequence = event.get("sequence_number")
-        if sequence.__class__ is int:
-            self._check_sequence(sequence)
+        if sequence.__class__ is int and kind not in _FAILURES:
+            self._check_sequence(sequence)  # (a failure after a gap says more than the gap)
         if self._stopped:
             self.sink.skip("after_stop")
         elif kind == _TEXT_DELTA:  # the hot path: most frames of a turn
