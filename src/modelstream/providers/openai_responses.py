@@ -99,8 +99,9 @@ class OpenAIResponsesDecoder:
         self.sink = sink
         self._items: dict[Any, _Item] = {}
         self._stopped = False
-        self._sequence: int | None = None  # the last `sequence_number` seen
-        self._broken = 0  # frames that were not JSON since then
+        self._next = -1  # the `sequence_number` the next event should carry; -1: none yet
+        # after frames that were not JSON: (the number expected, how many such frames)
+        self._held: tuple[int, int] | None = None
         self._handlers: dict[str, Callable[[dict[str, Any]], object]] = {
             "response.reasoning_summary_text.delta": self._summary_delta,
             "response.reasoning_text.delta": self._reasoning_text_delta,
@@ -130,8 +131,10 @@ class OpenAIResponsesDecoder:
             self._odd_frame(data)
             return
         sequence = event.get("sequence_number")
-        if sequence.__class__ is int and kind not in _FAILURES:
-            self._check_sequence(sequence)  # (a failure after a gap says more than the gap)
+        if sequence == self._next:  # the hot path: the next number, as expected
+            self._next = sequence + 1
+        elif sequence.__class__ is int and kind not in _FAILURES:
+            self._sequence_jump(sequence)  # (a failure after a gap says more than the gap)
         if self._stopped:
             self.sink.skip("after_stop")
         elif kind == _TEXT_DELTA:  # the hot path: most frames of a turn
@@ -156,19 +159,22 @@ class OpenAIResponsesDecoder:
         try:
             loads(data)
         except ValueError:
-            self._broken += 1  # it may have had a number: one more may be missing, no gap
+            if self._next >= 0 or self._held is not None:
+                # it may have had a number: one more number may be missing without a gap
+                expected, broken = self._held or (self._next, 0)
+                self._held, self._next = (expected, broken + 1), -1
             raise malformed_frame(data) from None
         self.sink.skip("event:untyped")  # JSON, but not an event object with a type
 
-    def _check_sequence(self, sequence: int) -> None:
-        """Events are numbered one by one: a jump means events were lost on the way. The first
-        number may be anything (a resumed background stream starts mid-way)."""
-        previous, broken = self._sequence, self._broken
-        self._sequence, self._broken = sequence, 0
-        if previous is not None and not previous < sequence <= previous + 1 + broken:
-            # when lenient, StreamDecoder decodes this event again: let it pass then
-            self._sequence = sequence - 1
-            raise SequenceGapError(previous, sequence)
+    def _sequence_jump(self, sequence: int) -> None:
+        """Events are numbered one by one, so a jump means events were lost on the way. The
+        first number may be anything (a resumed background stream starts mid-way), and after a
+        frame that was not JSON the number it may have carried is skipped."""
+        expected, broken = self._held or (self._next, 0)
+        self._next, self._held = sequence + 1, None
+        if expected >= 0 and not expected <= sequence <= expected + broken:
+            self._next = sequence  # when lenient, StreamDecoder decodes this event again
+            raise SequenceGapError(expected - 1, sequence)
 
     # --- output items ---------------------------------------------------------------------
 
