@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from modelstream import IncompleteStreamError, PartialResponse, check_events
+from modelstream import IncompleteStreamError, PartialResponse
 from modelstream.client import AsyncClient, AsyncEventStream, Client, StreamTimeoutError, Timeouts
 from modelstream.testing import Emulator, Reply, Turn, render
 from modelstream.types import Event
-from test_client_support import API_KEY, HELLO, MODELS, STREAMING, Drive
+from test_client_support import API_KEY, HELLO, MODELS, Drive
 
 pytest_plugins = ["test_client_support"]
 
@@ -112,20 +112,6 @@ def test_a_disconnect_before_the_first_event_is_retried(drive: Drive, emu: Emula
     assert outcome.error is None
     assert outcome.streamed_text == "second try"
     assert len(emu.requests) == 2
-
-
-@pytest.mark.parametrize("client_type", STREAMING)
-def test_a_malformed_frame_is_skipped_and_counted(
-    drive: Drive, emu: Emulator, client_type: str
-) -> None:
-    emu.queue(Reply.turn(Turn.text("still fine"), malformed_frame_at=2))
-    outcome = drive.stream(MODELS[client_type])
-
-    assert outcome.error is None
-    check_events(outcome.events)
-    assert outcome.streamed_text == "still fine"
-    assert outcome.result is not None and outcome.result.status == "final"
-    assert outcome.result.metadata.skipped.get("malformed_frame") == 1
 
 
 def test_leaving_the_stream_early_closes_the_connection_and_keeps_the_partial(

@@ -621,7 +621,8 @@ def test_frames_after_done_are_skipped_and_counted():
 def test_a_malformed_frame_is_skipped_and_noted_never_fatal():
     body = load_capture(PROTOCOL, "pydanticai-openai-moderation").body
     cut = body.index(b"data: ", 1)
-    decoded = decode_chunks(PROTOCOL, [body[:cut] + b"data: {not json\n\n" + body[cut:]])
+    broken = body[:cut] + b"data: {not json\n\n" + body[cut:]
+    decoded = decode_chunks(PROTOCOL, [broken], lenient_frames=True)  # else fatal (issue 7)
     assert decoded.done_items == [{"type": "text.done", "text": "Paris."}]
     assert decoded.decoder.metadata.skipped["malformed_frame"] == 1
     assert decoded.decoder.metadata.diagnostics[0]["preview"] == "{not json"

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelstream import IncompleteStreamError, StreamDecoder
+from modelstream import IncompleteStreamError, MalformedFrameError, StreamDecoder
 from modelstream.testing import (
     Embedding,
     Emulator,
@@ -526,9 +526,9 @@ def test_a_malformed_frame_is_inserted_before_frame_k(emu: Emulator) -> None:
 
     frames = response.content.split(b"\r\n\r\n")
     assert frames[1] == b"data: {not json"
-    decoder = decode("gemini-generate-content", response.content)
-    assert decoder.metadata.skipped["malformed_frame"] == 1
-    assert decoder.result.message["content_items"][0]["text"] == "fine"
+    with pytest.raises(MalformedFrameError) as raised:  # content lost: never final
+        decode("gemini-generate-content", response.content)
+    assert raised.value.frame == 2
 
 
 def test_a_malformed_frame_goes_into_a_recorded_body_between_its_frames(emu: Emulator) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -15,6 +16,14 @@ class ModelstreamError(Exception):
     def fields(self) -> dict[str, Any]:
         """The error's facts as JSON-ready values (used for `{"error": {...}}` lines)."""
         return {}
+
+    def redact(self, mask: Callable[[str], str]) -> None:
+        """Mask a secret (the API key a provider echoed) in the message and in every text fact
+        the error carries, in place, before anyone can print it."""
+        self.args = tuple(mask(arg) if isinstance(arg, str) else arg for arg in self.args)
+        for name, value in vars(self).items():
+            if isinstance(value, str):
+                setattr(self, name, mask(value))
 
 
 class StreamError(ModelstreamError):
@@ -92,6 +101,63 @@ class FrameTooLargeError(IncompleteStreamError):
 
     def fields(self) -> dict[str, Any]:
         return {"missing": self.missing, "limit": self.limit, "size": self.size}
+
+
+class LostContentError(IncompleteStreamError):
+    """The provider sent a stream with a piece of its content lost, so the turn cannot be
+    final. `lost` counts the frames or events that went missing."""
+
+    def __init__(self, missing: str, message: str, lost: int = 1) -> None:
+        self.missing = missing
+        self.detail = message
+        self.lost = lost
+        StreamError.__init__(
+            self,
+            f"{message}; pass lenient_frames=True to skip what was lost (the result then "
+            "counts it in metadata.lost_frames)",
+        )
+
+
+class MalformedFrameError(LostContentError):
+    """A data frame was not valid JSON (the provider or a proxy corrupted it), so whatever it
+    carried (a text fragment, a piece of tool arguments, the finish) is lost."""
+
+    def __init__(self, data: str, frame: int | None = None) -> None:
+        self.frame = frame
+        self.preview = data if len(data) <= 120 else data[:120] + " …"
+        where = f"frame {frame}" if frame is not None else "a frame"
+        super().__init__(
+            f"the content of {where}",
+            f"{where} of the stream was not valid JSON ({self.preview!r}): the provider sent "
+            "a corrupted event, so content is missing and the turn is not final",
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"missing": self.missing, "frame": self.frame, "preview": self.preview}
+
+
+class SequenceGapError(LostContentError):
+    """A protocol that numbers its events (OpenAI Responses `sequence_number`) skipped numbers:
+    the events in between never arrived."""
+
+    def __init__(self, previous: int, received: int) -> None:
+        self.previous = previous
+        self.received = received
+        if received > previous + 1:
+            first, last = previous + 1, received - 1
+            lost = f"event {first}" if first == last else f"events {first}–{last}"
+            what = f"{lost} never arrived"
+        else:
+            what = "an event arrived out of order"
+        super().__init__(
+            f"event {previous + 1}",
+            f"sequence_number went from {previous} to {received}: {what}, so content may be "
+            "missing and the turn is not final",
+            lost=max(received - previous - 1, 1),
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {"missing": self.missing, "previous": self.previous, "received": self.received}
 
 
 class StreamTimeoutError(IncompleteStreamError):

@@ -25,6 +25,10 @@ class StreamMetadata:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     # Frames, events and parts with no item in the grammar, counted by kind (SPEC §3).
     skipped: dict[str, int] = field(default_factory=dict)
+    # Frames that were not JSON and numbered events that never arrived, skipped because the
+    # decoder was told to be lenient (`lenient_frames`). Not zero: content may be missing from
+    # the turn even when it is final. (Strict decoding ends such a turn as incomplete.)
+    lost_frames: int = 0
     # Filled by the IO shells (the sans-IO core has no clock): ttfb_ms, ttfe_ms, total_ms.
     timings: dict[str, float] = field(default_factory=dict)
 

@@ -10,23 +10,39 @@ Errors: a stream error is raised by the first `feed`/`end` call after every even
 been returned, so a consumer sees all deltas that preceded the failure. The error carries a
 `partial` response; `result` holds it too. The result is read from the assembler, which already
 holds every done item, so the hot path does not accumulate events a second time.
+
+Lost content (SPEC §4): an adapter raises `MalformedFrameError` for a data frame that is not JSON
+and `SequenceGapError` where numbered events skip a number; the decoder numbers the frame and
+ends the turn as incomplete. With `lenient_frames=True` it skips the frame instead (after a gap,
+the intact event that revealed it is decoded), counts it in `metadata.lost_frames` and notes it
+in the diagnostics, so a final result still says that something was lost.
+
+A 200 response whose body is one JSON document instead of an event stream (its first byte is
+`{` or `[`) is a provider's error object (`error_bodies`): it ends the turn as `ProviderError`.
+
+`redact` (the client passes its key's masking) is applied to every error's message and facts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from .assembler import ItemAssembler
+from .error_bodies import error_document
 from .errors import (
     FrameTooLargeError,
     IncompleteStreamError,
+    LostContentError,
+    MalformedFrameError,
     ProviderError,
+    SequenceGapError,
     StreamError,
     StreamProtocolError,
 )
 from .providers import decoder_class
 from .results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata
-from .sse import DEFAULT_MAX_FRAME_BYTES, SSEDecoder
+from .sse import DEFAULT_MAX_FRAME_BYTES, RawFrame, SSEDecoder
 from .types import Event, Message
 
 
@@ -39,7 +55,9 @@ class StreamDecoder:
         *,
         provider: str | None = None,
         lenient_tool_arguments: bool = False,
+        lenient_frames: bool = False,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         adapter_class = decoder_class(protocol)
         self.metadata = StreamMetadata(
@@ -56,6 +74,12 @@ class StreamDecoder:
             [] if getattr(adapter_class, "framing", "sse") == "json" else None
         )
         self._max_frame_bytes = max_frame_bytes
+        self._lenient_frames = lenient_frames
+        self._redact = redact
+        self._frames_seen = 0  # data frames given to the adapter, to name a broken one
+        # An event-stream body is watched until its first byte: `{` or `[` is a JSON document.
+        self._sniffing = self._whole_body is None
+        self._document = False
         self._partial: PartialResponse | None = None
         self._created_at: int | None = None
         self._ended = False
@@ -69,6 +93,7 @@ class StreamDecoder:
     def result(self) -> FinalResponse | PartialResponse | None:
         """Final after `stop`, partial after an error or `cancel()`, None while running."""
         if self._assembler.stopped:
+            self._mask_diagnostics()
             return FinalResponse(message=self._message(), metadata=self.metadata)
         return self._partial
 
@@ -78,13 +103,13 @@ class StreamDecoder:
             raise self.error
         assembler = self._assembler
         assembler.now_ms = now_ms
-        on_frame = self._adapter.on_frame
         try:
+            if self._sniffing:
+                self._sniff(data)
             if self._whole_body is not None:
                 self._hold_body(data)
             else:
-                for event, payload, _, _ in self._sse.feed_fields(data):
-                    on_frame(event, payload)
+                self._decode(self._sse.feed_fields(data))
         except Exception as exc:
             self._fail(exc)
         if self.error is None and self._created_at is not None and not self._sse.comments:
@@ -99,12 +124,13 @@ class StreamDecoder:
         self._ended = True
         self._assembler.now_ms = now_ms
         try:
-            if self._whole_body is not None:
+            if self._document:
+                self._read_document(b"".join(self._whole_body or ()))
+            elif self._whole_body is not None:
                 body = b"".join(self._whole_body).decode("utf-8", "replace")
-                self._adapter.on_frame("message", body)
+                self._decode([("message", body, None, None)])
             else:
-                for event, payload, _, _ in self._sse.end_fields():
-                    self._adapter.on_frame(event, payload)
+                self._decode(self._sse.end_fields())
             self._adapter.on_end()
             self._assembler.end_of_input()
         except Exception as exc:
@@ -116,6 +142,55 @@ class StreamDecoder:
         if self._partial is None and not self._assembler.stopped:
             self._partial = self._make_partial("cancelled", reason)
         return self._partial or self._make_partial("cancelled", reason)
+
+    def _decode(self, frames: list[RawFrame]) -> None:
+        """Give the frames to the adapter. Lost content is the slow path, off the hot loop."""
+        on_frame = self._adapter.on_frame
+        while True:
+            frame = None
+            try:
+                for frame in frames:
+                    on_frame(frame[0], frame[1])
+            except LostContentError as exc:
+                assert frame is not None
+                position = next(i for i, seen in enumerate(frames) if seen is frame)
+                self._frames_seen += position + 1
+                self._lost(exc, frame)
+                frames = frames[position + 1 :]
+            else:
+                self._frames_seen += len(frames)
+                return
+
+    def _lost(self, error: LostContentError, frame: RawFrame) -> None:
+        """Fail the turn for a lost frame or event, or note it and go on when lenient."""
+        if isinstance(error, MalformedFrameError):
+            error = MalformedFrameError(frame[1], self._frames_seen)
+        if not self._lenient_frames:
+            raise error
+        kind = "sequence_gap" if isinstance(error, SequenceGapError) else "malformed_frame"
+        self.metadata.lost_frames += error.lost
+        self._assembler.skip(kind)
+        self._assembler.diagnostic({"type": kind, "frame": self._frames_seen, **error.fields()})
+        if isinstance(error, SequenceGapError):  # the event after the gap arrived intact
+            self._adapter.on_frame(frame[0], frame[1])
+
+    def _sniff(self, data: bytes) -> None:
+        head = data.lstrip(b" \t\r\n\xef\xbb\xbf")
+        if head:
+            self._sniffing = False
+            if head[:1] in (b"{", b"["):  # no event stream starts so: a JSON document
+                self._document = True
+                self._whole_body = []
+
+    def _read_document(self, body: bytes) -> None:
+        """A 200 body that is one JSON document: the provider's error object, or no stream."""
+        error = error_document(body, provider=self.metadata.provider)
+        if error is not None:
+            raise error
+        preview = body[:200].decode("utf-8", "replace")
+        raise IncompleteStreamError(
+            "event stream", f"the body is one JSON document, not an event stream: {preview!r}"
+        )
 
     def _hold_body(self, data: bytes) -> None:
         assert self._whole_body is not None
@@ -148,6 +223,8 @@ class StreamDecoder:
         else:  # an adapter crashed on input it did not expect: a bug, reported as such
             self.error = StreamProtocolError("adapter", f"{type(exc).__name__}: {exc}")
             self.error.__cause__ = exc
+        if self._redact is not None:
+            self.error.redact(self._redact)
 
     def _partial_for(self, error: StreamError) -> PartialResponse:
         if isinstance(error, ProviderError):
@@ -158,6 +235,7 @@ class StreamDecoder:
         return self._make_partial(status, str(error))
 
     def _make_partial(self, status: PartialStatus, reason: str) -> PartialResponse:
+        self._mask_diagnostics()
         assembler = self._assembler
         return PartialResponse(
             status=status,
@@ -167,6 +245,14 @@ class StreamDecoder:
             usage=assembler.usage,
             metadata=self.metadata,
         )
+
+    def _mask_diagnostics(self) -> None:
+        """Adapters copy provider payloads into diagnostics (an error event, a chunk's preview),
+        which may echo the key: mask them before the result is handed out."""
+        if self._redact is not None and self.metadata.diagnostics:
+            self.metadata.diagnostics[:] = [
+                _masked(note, self._redact) for note in self.metadata.diagnostics
+            ]
 
     def _message(self) -> Message:
         message: Message = {
@@ -180,16 +266,30 @@ class StreamDecoder:
         return message
 
 
+def _masked(value: Any, mask: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {key: _masked(item, mask) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item, mask) for item in value]
+    return value
+
+
 def decode_body(
     protocol: str,
     chunks: Iterable[bytes],
     *,
     provider: str | None = None,
     lenient_tool_arguments: bool = False,
+    lenient_frames: bool = False,
 ) -> Iterator[Event]:
     """Events for a body given as chunks; raises the stream's error after its last event."""
     decoder = StreamDecoder(
-        protocol, provider=provider, lenient_tool_arguments=lenient_tool_arguments
+        protocol,
+        provider=provider,
+        lenient_tool_arguments=lenient_tool_arguments,
+        lenient_frames=lenient_frames,
     )
     for chunk in chunks:
         yield from decoder.feed(chunk)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import StreamError
 from ..providers import PROTOCOLS
+from ..results import StreamMetadata
 from ..server import command as serve_command
 from ..stream import StreamDecoder
 from ..traces import command as traces_command
@@ -66,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="recover malformed tool call arguments instead of failing (noted in diagnostics)",
     )
+    replay.add_argument(
+        "--lenient-frames",
+        action="store_true",
+        help="skip data frames that are not JSON (and gaps in numbered events) instead of "
+        "failing; the turn may then miss content, and a warning says so",
+    )
     replay.set_defaults(run=run_replay)
 
     check = commands.add_parser(
@@ -97,12 +104,27 @@ def run_replay(args: argparse.Namespace) -> int:
         renderer = JsonlRenderer(sys.stdout.buffer)
     else:
         renderer = PrettyRenderer(pretty_console(), source.label, source.protocol)
-    return replay(source, renderer, lenient_tool_arguments=args.lenient_tool_arguments)
+    return replay(
+        source,
+        renderer,
+        lenient_tool_arguments=args.lenient_tool_arguments,
+        lenient_frames=args.lenient_frames,
+    )
 
 
-def replay(source: ReplaySource, renderer: Renderer, *, lenient_tool_arguments: bool) -> int:
+def replay(
+    source: ReplaySource,
+    renderer: Renderer,
+    *,
+    lenient_tool_arguments: bool,
+    lenient_frames: bool = False,
+) -> int:
     """Feed the body to a decoder chunk by chunk and render what it returns."""
-    decoder = StreamDecoder(source.protocol, lenient_tool_arguments=lenient_tool_arguments)
+    decoder = StreamDecoder(
+        source.protocol,
+        lenient_tool_arguments=lenient_tool_arguments,
+        lenient_frames=lenient_frames,
+    )
     metadata = decoder.metadata
     try:
         for chunk in source.chunks():
@@ -110,13 +132,26 @@ def replay(source: ReplaySource, renderer: Renderer, *, lenient_tool_arguments: 
         renderer.events(decoder.end(now_ms=_now_ms()), metadata)
     except StreamError as error:
         renderer.failed(error, metadata)
+        _warn_lost(metadata)
         return EXIT_FAILED
     except BrokenPipeError:
         raise  # our reader went away, see main()
     except OSError as exc:
         raise UsageError(f"cannot read {source.label}: {exc.strerror or exc}") from None
     renderer.stopped(metadata)
+    _warn_lost(metadata)
     return EXIT_OK
+
+
+def _warn_lost(metadata: StreamMetadata) -> None:
+    """Say on stderr, whatever the format, that --lenient-frames skipped content."""
+    if metadata.lost_frames:
+        print(
+            f"modelstream replay: warning: {metadata.lost_frames} frame(s) of the stream were "
+            "lost (not JSON, or missing from the event numbering) and skipped: this turn may "
+            "miss content",
+            file=sys.stderr,
+        )
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from .. import jsonwire
 from ..assembler import GROWING_FIELD
-from ..errors import ProviderError, StreamError, ToolCallArgumentParseError
+from ..errors import LostContentError, ProviderError, StreamError, ToolCallArgumentParseError
 from ..results import PartialResponse, StreamMetadata
 from ..types import Event, Usage
 
@@ -161,6 +161,8 @@ class PrettyRenderer:
             rows.append(("usage", _usage(partial.usage)))
         if isinstance(error, ToolCallArgumentParseError):
             rows.append(("hint", Text("replay with --lenient-tool-arguments to recover them")))
+        elif isinstance(error, LostContentError):
+            rows.append(("hint", Text("replay with --lenient-frames to skip what was lost")))
         self._summary([*rows, *self._stream_facts(metadata), *_facts(metadata)])
 
     def cancelled(self, partial: PartialResponse) -> None:
@@ -344,6 +346,9 @@ def _timings(timings: dict[str, float]) -> Text:
 
 def _facts(metadata: StreamMetadata) -> list[tuple[str, Text]]:
     rows: list[tuple[str, Text]] = []
+    if metadata.lost_frames:
+        lost = f"{metadata.lost_frames} frame(s) skipped: content may be missing from this turn"
+        rows.append(("lost", Text(lost, style="bold red")))
     if metadata.diagnostics:
         for diagnostic in metadata.diagnostics:
             rows.append(("diagnostic", Text(orjson.dumps(diagnostic).decode(), style="yellow")))

@@ -38,6 +38,7 @@ class AsyncClient(ClientSettings):
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
         lenient_tool_arguments: bool = False,
+        lenient_frames: bool = False,
         http_client: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         random: Callable[[], float] = _random.random,
@@ -51,6 +52,7 @@ class AsyncClient(ClientSettings):
             timeouts=timeouts,
             retry=retry,
             lenient_tool_arguments=lenient_tool_arguments,
+            lenient_frames=lenient_frames,
             random=random,
             traces=traces,
         )

@@ -16,8 +16,6 @@ import email.utils
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
-
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -33,10 +31,6 @@ class RetryPolicy:
             raise ValueError("max_attempts must be at least 1")
         if min(self.base_delay, self.max_delay, self.max_retry_after) < 0:
             raise ValueError("delays must not be negative")
-
-
-def is_retryable_status(status: int) -> bool:
-    return status in RETRYABLE_STATUSES or status >= 500
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:

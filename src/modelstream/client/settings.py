@@ -29,6 +29,7 @@ class ClientSettings:
         timeouts: Timeouts | None,
         retry: RetryPolicy | None,
         lenient_tool_arguments: bool,
+        lenient_frames: bool,
         random: Callable[[], float],
         traces: TracesOption = None,
     ) -> None:
@@ -38,6 +39,7 @@ class ClientSettings:
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self.lenient_tool_arguments = lenient_tool_arguments
+        self.lenient_frames = lenient_frames
         self._api_key = Secret(api_key) if api_key else None
         self._random = random
         # Where turns with a config["trace_id"] are recorded (docs/traces.md); opened lazily.
@@ -92,6 +94,7 @@ class ClientSettings:
             retry=self.retry,
             timeouts=self.timeouts,
             lenient_tool_arguments=self.lenient_tool_arguments,
+            lenient_frames=self.lenient_frames,
             random=self._random,
             trace=recorder,
             trace_sinks=self._trace_sinks,

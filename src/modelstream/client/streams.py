@@ -67,6 +67,7 @@ class StreamCall:
         timeouts: Timeouts,
         lenient_tool_arguments: bool,
         random: Callable[[], float],
+        lenient_frames: bool = False,
         monotonic: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         trace: TurnRecorder | None = None,
@@ -84,6 +85,7 @@ class StreamCall:
         self.deadline: float | None = None  # monotonic end of the current attempt
         self._secret = secret
         self._lenient = lenient_tool_arguments
+        self._lenient_frames = lenient_frames
         self._random = random
         self._monotonic = monotonic
         self._wall = wall
@@ -209,6 +211,8 @@ class StreamCall:
         error = self._as_stream_error(exc)
         if error is not exc:
             error.__cause__ = exc
+        if self._secret is not None:  # a provider's message may echo the key (SPEC §4)
+            error.redact(self._secret.redact)
         if self._resume is not None and self._resumable(exc):
             self._resume_next = True  # no partial yet: the stream goes on
             return error
@@ -303,6 +307,8 @@ class StreamCall:
             return
         status: PartialStatus = "failed"
         reason = f"{type(exc).__name__}: {exc}"
+        if self._secret is not None:
+            reason = self._secret.redact(reason)
         if isinstance(exc, GeneratorExit | KeyboardInterrupt | asyncio.CancelledError):
             status, reason = "cancelled", "cancelled by the caller"
         # (the decoder may hold the partial of an attempt that failed before a retry)
@@ -339,7 +345,11 @@ class StreamCall:
 
     def _new_decoder(self) -> StreamDecoder:
         return StreamDecoder(
-            self.protocol, provider=self.provider, lenient_tool_arguments=self._lenient
+            self.protocol,
+            provider=self.provider,
+            lenient_tool_arguments=self._lenient,
+            lenient_frames=self._lenient_frames,
+            redact=self._secret.redact if self._secret is not None else None,
         )
 
     def _elapsed_ms(self) -> float:

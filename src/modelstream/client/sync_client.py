@@ -41,6 +41,7 @@ class Client(ClientSettings):
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
         lenient_tool_arguments: bool = False,
+        lenient_frames: bool = False,
         http_client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
         random: Callable[[], float] = _random.random,
@@ -54,6 +55,7 @@ class Client(ClientSettings):
             timeouts=timeouts,
             retry=retry,
             lenient_tool_arguments=lenient_tool_arguments,
+            lenient_frames=lenient_frames,
             random=random,
             traces=traces,
         )

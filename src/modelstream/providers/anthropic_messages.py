@@ -56,7 +56,7 @@ class AnthropicMessagesDecoder:
         try:
             event = orjson.loads(data)
         except orjson.JSONDecodeError:
-            event = load_json(self.sink, data)  # counts and notes the malformed frame
+            event = load_json(self.sink, data)  # raises MalformedFrameError
         if not isinstance(event, dict):
             return
         kind = event.get("type")

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from ..errors import MalformedFrameError
+
 if TYPE_CHECKING:
     from ..assembler import ItemAssembler
 
@@ -32,13 +34,17 @@ class StreamDecoderAdapter(Protocol):
 
 
 def load_json(sink: ItemAssembler, data: str) -> Any:
-    """Parse a frame's JSON payload; a malformed one is skipped and noted, never fatal."""
+    """Parse a frame's JSON payload; one that is not JSON raises `MalformedFrameError`."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        sink.skip("malformed_frame")
-        sink.diagnostic({"type": "malformed_frame", "preview": data[:120]})
-        return None
+        raise MalformedFrameError(data) from None
+
+
+def malformed_frame(data: str) -> MalformedFrameError:
+    """The error for a data frame that is not JSON: its content is lost, so the turn cannot be
+    final. `StreamDecoder` numbers the frame, and skips it instead when told to be lenient."""
+    return MalformedFrameError(data)
 
 
 def int_or_none(value: Any) -> int | None:

@@ -68,7 +68,7 @@ class ModelstreamDecoder:
             if data == "[DONE]":
                 self.sink.terminal()
             else:
-                load_json(self.sink, data)  # counts and notes the malformed frame
+                load_json(self.sink, data)  # raises MalformedFrameError
             return
         if type(event) is not dict:
             self.sink.skip("unknown_frame")

@@ -35,7 +35,7 @@ token logprobs), `content_filter_results` (Azure, when non-empty), `chunk:<key>`
 without choices carries besides usage: Azure `prompt_filter_results`, OpenAI `moderation`),
 `empty_chunk`, `delta:<key>` (annotations, ...), `audio_undecodable`, `content_part:<type>`,
 `tool_call:<type>` (non-function tools), `finish_repeated`, `after_finish`, `after_done`,
-`event:<name>` and malformed frames.
+`event:<name>`, `chunk:not_an_object`. A frame that is not JSON raises `MalformedFrameError`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ import orjson
 
 from ..errors import ProviderError
 from ..types import FinishReason, Usage
-from .base import int_or_none
+from .base import int_or_none, malformed_frame
 from .inline_media import decode_base64
 
 _FINISH: dict[str, FinishReason] = {
@@ -141,10 +141,9 @@ class OpenAIChatDecoder:
         try:
             chunk = orjson.loads(data)
         except orjson.JSONDecodeError:
-            self._malformed(data)
-            return
+            raise malformed_frame(data) from None
         if chunk.__class__ is not dict:
-            self._malformed(data)
+            self.sink.skip("chunk:not_an_object")
             return
         sink = self.sink
         try:
@@ -544,7 +543,3 @@ class OpenAIChatDecoder:
                 provider=self.sink.metadata.provider,
             )
         )
-
-    def _malformed(self, data: str) -> None:
-        self.sink.skip("malformed_frame")
-        self.sink.diagnostic({"type": "malformed_frame", "preview": data[:120]})

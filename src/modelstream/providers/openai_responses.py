@@ -49,7 +49,9 @@ Finish: `response.completed` → "stop" (the assembler makes it "tool_call" when
 emitted); `response.incomplete` → by incomplete_details.reason (max_output_tokens → "length",
 anything else, e.g. content_filter → "unknown"). Both are the terminal event. `error` and
 `response.failed` raise ProviderError. Events need no `sequence_number` (early captures have
-none), and a stream resumed mid-way decodes what it has.
+none), and a stream resumed mid-way decodes what it has; but where events are numbered, a jump
+in the numbers means events were lost, and raises `SequenceGapError` (SPEC §4) before the event
+after the gap is decoded (when lenient, `StreamDecoder` notes the gap and decodes it again).
 """
 
 from __future__ import annotations
@@ -59,14 +61,15 @@ from typing import Any
 
 from orjson import loads
 
-from ..errors import ProviderError
+from ..errors import ProviderError, SequenceGapError
 from ..types import FinishReason, Usage
-from .base import int_or_none
+from .base import int_or_none, malformed_frame
 from .inline_media import decode_base64
 
 _TEXT_DELTA = "response.output_text.delta"
 _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length"}
 _RETRYABLE = {"server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down"}
+_FAILURES = ("error", "response.failed")  # end the turn as ProviderError
 # Understood and carrying nothing new: their content already arrived as deltas.
 _ECHOES = (
     "response.output_text.done",
@@ -104,6 +107,9 @@ class OpenAIResponsesDecoder:
         self.sink = sink
         self._items: dict[Any, _Item] = {}
         self._stopped = False
+        self._next = -1  # the `sequence_number` the next event should carry; -1: none yet
+        # after frames that were not JSON: (the number expected, how many such frames)
+        self._held: tuple[int, int] | None = None
         self._handlers: dict[str, Callable[[dict[str, Any]], object]] = {
             "response.reasoning_summary_text.delta": self._summary_delta,
             "response.reasoning_text.delta": self._reasoning_text_delta,
@@ -132,6 +138,11 @@ class OpenAIResponsesDecoder:
         except (ValueError, TypeError, KeyError):
             self._odd_frame(data)
             return
+        sequence = event.get("sequence_number")
+        if sequence == self._next:  # the hot path: the next number, as expected
+            self._next = sequence + 1
+        elif sequence.__class__ is int and kind not in _FAILURES:
+            self._sequence_jump(sequence)  # (a failure after a gap says more than the gap)
         if self._stopped:
             self.sink.skip("after_stop")
         elif kind == _TEXT_DELTA:  # the hot path: most frames of a turn
@@ -153,8 +164,25 @@ class OpenAIResponsesDecoder:
     def _odd_frame(self, data: str) -> None:
         if data.strip() == "[DONE]":
             return  # OpenRouter's trailing sentinel (pydanticai-openrouter-raw-reasoning)
-        self.sink.skip("malformed_frame")
-        self.sink.diagnostic({"type": "malformed_frame", "preview": data[:120]})
+        try:
+            loads(data)
+        except ValueError:
+            if self._next >= 0 or self._held is not None:
+                # it may have had a number: one more number may be missing without a gap
+                expected, broken = self._held or (self._next, 0)
+                self._held, self._next = (expected, broken + 1), -1
+            raise malformed_frame(data) from None
+        self.sink.skip("event:untyped")  # JSON, but not an event object with a type
+
+    def _sequence_jump(self, sequence: int) -> None:
+        """Events are numbered one by one, so a jump means events were lost on the way. The
+        first number may be anything (a resumed background stream starts mid-way), and after a
+        frame that was not JSON the number it may have carried is skipped."""
+        expected, broken = self._held or (self._next, 0)
+        self._next, self._held = sequence + 1, None
+        if expected >= 0 and not expected <= sequence <= expected + broken:
+            self._next = sequence  # when lenient, StreamDecoder decodes this event again
+            raise SequenceGapError(expected - 1, sequence)
 
     # --- output items ---------------------------------------------------------------------
 

@@ -15,8 +15,9 @@ MALFORMED_FRAME = b"data: {not json"
 
 @dataclass(frozen=True)
 class Reply:
-    """One queued answer. Build it with `Reply.turn`, `Reply.body`, `Reply.status` or
-    `Reply.echo`; the pacing and fault options are the same on each and combine freely:
+    """One queued answer. Build it with `Reply.turn`, `Reply.body`, `Reply.status`,
+    `Reply.error_in_body` or `Reply.echo`; the pacing and fault options are the same on each
+    and combine freely:
 
     - `chunk_size`: body bytes per HTTP chunk (default: one chunk per frame).
     - `delay`: seconds between chunks.
@@ -41,6 +42,9 @@ class Reply:
     stall_after_bytes: tuple[int, float] | None = None
     disconnect_after_bytes: int | None = None
     malformed_frame_at: int | None = None
+    # `Reply.error_in_body`: the protocol's error object for this status, sent as the body
+    error_document: int | None = None
+    error_message: str | None = None
 
     def __post_init__(self) -> None:
         if self.chunk_size is not None and self.chunk_size < 1:
@@ -58,8 +62,9 @@ class Reply:
             raise ValueError("disconnect_after_bytes must not be negative")
         if self.malformed_frame_at is not None and self.malformed_frame_at < 0:
             raise ValueError("malformed_frame_at must not be negative")
-        if not 100 <= self.code <= 599:
-            raise ValueError(f"{self.code} is not an HTTP status code")
+        for code in (self.code, self.error_document):
+            if code is not None and not 100 <= code <= 599:
+                raise ValueError(f"{code} is not an HTTP status code")
 
     # --- constructors ---------------------------------------------------------------------
 
@@ -177,6 +182,28 @@ class Reply:
             headers=dict(headers or {}),
             content_type="application/json",
             delay_first_byte=delay_first_byte,
+        )
+
+    @classmethod
+    def error_in_body(
+        cls,
+        error_status: int,
+        *,
+        message: str | None = None,
+        status: int = 200,
+        retry_after: float | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """The protocol's JSON error object for `error_status` (what `Reply.status` would
+        send) as the body of an HTTP `status` response: 200 by default, as some providers and
+        gateways answer a stream request that failed before its first event."""
+        return cls(
+            code=status,
+            error_document=error_status,
+            error_message=message,
+            retry_after=retry_after,
+            headers=dict(headers or {}),
+            content_type="application/json",
         )
 
 

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import select
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -141,10 +142,20 @@ class _Connection:
 
 
 class _Server(ThreadingHTTPServer):
+    # The listen backlog: connections the kernel completes while the accept loop catches up.
+    # socketserver's default of 5 drops the SYNs of a load test's burst (retried a second or
+    # more later, or lost to the client's connect timeout); the kernel caps it at somaxconn.
+    request_queue_size = 1024
     daemon_threads = True
     block_on_close = False  # stop() must not wait for a stalled handler
     allow_reuse_address = True
     emulator: Emulator
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that reset its idle keep-alive connection (it closed with a body unread)
+        is no error of the emulator's; anything else is printed as usual."""
+        if not isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -405,6 +416,13 @@ class Emulator:
         if reply.retry_after is not None:
             headers["retry-after"] = seconds_text(reply.retry_after)
         headers.update(reply.headers)
+        if reply.error_document is not None:
+            document = error_body(
+                protocol, reply.error_document, reply.error_message, retry_after=reply.retry_after
+            )
+            headers.setdefault("content-type", reply.content_type or "application/json")
+            self._send_whole(connection, reply.code, document, headers)
+            return
         if reply.code >= 400 and reply.script is None:
             content = reply.content
             if content is None:
