@@ -18,7 +18,10 @@ from modelstream import (
     EmptyResponseError,
     FrameTooLargeError,
     IncompleteStreamError,
+    MalformedFrameError,
+    PoolExhaustedError,
     ProviderError,
+    SequenceGapError,
     StreamDecoder,
     StreamProtocolError,
     StreamTimeoutError,
@@ -30,6 +33,7 @@ from modelstream.client import Client, RetryPolicy, Timeouts
 from modelstream.client.resume import StreamResume
 from modelstream.jsonwire import dumps, error_object
 from modelstream.providers.modelstream import error_from_wire
+from modelstream.server.stores import ProducerLostError
 from modelstream.testing import Emulator, Reply, Text, Thinking, ToolCall, Turn
 from modelstream.types import unknown_usage
 from test_modelstream_support import (
@@ -418,6 +422,9 @@ def test_a_stream_that_expired_before_the_resume_ends_in_the_server_s_404(
             "overloaded", status=529, error_type="overloaded_error", retryable=True, retry_after=2
         ),
         StreamProtocolError("B", "block 3 received a fragment after it was done"),
+        MalformedFrameError('{"type": "content_block_delta", "ind', frame=7),
+        SequenceGapError(5, 7),
+        PoolExhaustedError(5.0, "response"),
     ],
     ids=lambda error: type(error).__name__,
 )
@@ -428,6 +435,15 @@ def test_each_stream_error_comes_back_from_its_error_object_as_itself(error: Any
     assert type(rebuilt) is type(error)
     assert str(rebuilt) == str(error)
     assert rebuilt.fields() == error.fields()
+
+
+def test_a_stream_whose_server_lost_its_producer_is_incomplete_not_a_provider_error() -> None:
+    lost = ProducerLostError("resp_1", 7.0)
+    wire = orjson.loads(orjson.dumps(error_object(lost)))["error"]
+    error = error_from_wire(wire)
+
+    assert type(error) is IncompleteStreamError
+    assert str(error) == str(lost)
 
 
 def test_an_error_type_the_client_does_not_know_is_a_provider_error_of_that_type() -> None:

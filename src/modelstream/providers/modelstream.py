@@ -31,8 +31,11 @@ from ..errors import (
     FrameTooLargeError,
     IncompleteStreamError,
     InvalidMessageError,
+    MalformedFrameError,
     ModelstreamError,
+    PoolExhaustedError,
     ProviderError,
+    SequenceGapError,
     StreamError,
     StreamProtocolError,
     StreamTimeoutError,
@@ -183,6 +186,23 @@ _STREAM_ERRORS: dict[str, tuple[type[StreamError], tuple[str, ...], dict[str, An
         ("missing", "timeout", "seconds"),
         {"missing": "", "detail": "", "timeout": "", "seconds": None},
     ),
+    "MalformedFrameError": (
+        MalformedFrameError,
+        ("missing", "frame", "preview"),
+        {"missing": "", "detail": "", "lost": 1, "frame": None, "preview": ""},
+    ),
+    "SequenceGapError": (
+        SequenceGapError,
+        ("missing", "previous", "received"),
+        {"missing": "", "detail": "", "lost": 1, "previous": None, "received": None},
+    ),
+    "PoolExhaustedError": (
+        PoolExhaustedError,
+        ("missing", "seconds"),
+        {"missing": "", "detail": "", "timeout": "pool", "seconds": None},
+    ),
+    # the server that produced the stream died or lost its store before finishing it
+    "ProducerLostError": (IncompleteStreamError, ("missing",), {"missing": "", "detail": ""}),
     "ProviderError": (
         ProviderError,
         ("status", "error_type", "code", "provider_message", "retryable", "retry_after"),
