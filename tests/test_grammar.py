@@ -348,6 +348,12 @@ def test_internal_underscore_keys_in_fidelity_break_rule_6():
     assert "_block_index" in str(error)
 
 
+def test_fidelity_under_the_key_mmsp_reserves_breaks_rule_6():
+    error = violation([delta(text("a", fidelity={"item_id": "msg_1"}))])
+    assert error.rule == "6"
+    assert "item_id" in str(error)
+
+
 def test_fidelity_that_is_not_an_object_breaks_rule_6():
     assert violation([delta(text("a", fidelity="sig"))]).rule == "6"
 

@@ -9,7 +9,8 @@ Rules checked (numbers are SPEC §2's):
   2        groups never interleave: `K.delta+ K.done`, one group at a time
   3        a `.done` equals its group's first fragment with the growing field joined
   4        `stop` comes exactly once, last, with no items, usage and a finish reason
-  6        fidelity rides on at most one fragment of a group; the `.done` carries the same
+  6        fidelity rides on at most one fragment of a group; the `.done` carries the same;
+           it holds no `_` bookkeeping key and never `item_id` (MMSP strips it)
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ class GrammarChecker:
             hidden = [k for k in fidelity if isinstance(k, str) and k.startswith("_")]
             if hidden:
                 self._fail("6", f"fidelity holds internal bookkeeping keys {hidden}")
+            if "item_id" in fidelity:  # MMSP strips it: a value stored there would be lost
+                self._fail("6", "fidelity uses the key 'item_id', which MMSP reserves (use 'id')")
         growing = GROWING_FIELD[kind]
         if growing not in item:
             self._fail("shape", f"{item['type']} needs its {growing!r} field")
