@@ -75,7 +75,7 @@ def read_error_body(body: bytes) -> ErrorBody:
     message = _str(error.get("message")) or ""
     is_document = "error" in document
     return ErrorBody(
-        error_type, code, message, _gemini_retry_delay(error.get("details")), is_document
+        error_type, code, message, gemini_retry_delay(error.get("details")), is_document
     )
 
 
@@ -116,7 +116,7 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _gemini_retry_delay(details: Any) -> float | None:
+def gemini_retry_delay(details: Any) -> float | None:
     """`google.rpc.RetryInfo.retryDelay` ("30s", "1.5s") when Gemini sends one."""
     if not isinstance(details, list):
         return None

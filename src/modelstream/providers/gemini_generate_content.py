@@ -52,14 +52,13 @@ from typing import Any
 
 import orjson
 
+from ..error_bodies import gemini_retry_delay, is_retryable_kind
 from ..errors import ProviderError
 from ..types import FinishReason
 from .base import load_json
 from .inline_media import decode_base64
 
 _FINISH: dict[str, FinishReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
-_RETRYABLE = {"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"}
-_RETRYABLE_CODES = {429, 500, 502, 503, 504}
 # Candidate fields this decoder reads; any other non-empty field is skipped and counted.
 _CANDIDATE_KEYS = frozenset({"content", "finishReason", "finishMessage", "index"})
 # Part fields that qualify a part's data rather than being its data.
@@ -357,21 +356,6 @@ class GeminiGenerateContentDecoder:
         )
 
 
-def _retry_delay(details: Any) -> float | None:
-    """Seconds from a `google.rpc.RetryInfo` detail (`"retryDelay": "30s"`), if any."""
-    if not isinstance(details, list):
-        return None
-    for detail in details:
-        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
-            delay = detail.get("retryDelay")
-            if isinstance(delay, str) and delay.endswith("s"):
-                try:
-                    return float(delay[:-1])
-                except ValueError:
-                    return None
-    return None
-
-
 # --- Vertex streamed function-call arguments ---------------------------------------------------
 
 # One step of a jsonPath: `.name`, `[0]`, `['name']` or `["name"]`.
@@ -533,7 +517,7 @@ def gemini_error(error: Any, provider: str | None) -> ProviderError:
         str(error.get("message") or "the provider reported an error"),
         error_type=status,
         code=code,
-        retryable=status in _RETRYABLE or code in _RETRYABLE_CODES,
-        retry_after=_retry_delay(error.get("details")),
+        retryable=is_retryable_kind(status, code),
+        retry_after=gemini_retry_delay(error.get("details")),
         provider=provider,
     )
