@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 import pytest
@@ -25,13 +25,18 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("MODELSTREAM_CORPUS", REPO.parent / "shared" / "corpus"))
 
 
+def missing(what: str, *, ci_must: str = "install it: see .ci/run") -> NoReturn:
+    """Something the tests need is missing: a failure under CI (which must provide it), else a
+    skip."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} (CI must {ci_must})")
+    pytest.skip(what)
+
+
 def require_corpus() -> Path:
     if CORPUS.is_dir():
         return CORPUS
-    message = f"the shared corpus is missing at {CORPUS}"
-    if os.environ.get("CI"):
-        pytest.fail(message + " (CI must have ../shared beside the clone)")
-    pytest.skip(message)
+    missing(f"the shared corpus is missing at {CORPUS}", ci_must="have ../shared beside the clone")
 
 
 def capture_names(protocol: str) -> list[str]:

@@ -7,7 +7,6 @@ Without the binary these tests are skipped, except under CI, where they fail.
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import socket
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import pytest
 import redis
+
+from support import missing
 
 NO_DISK = ("--save", "", "--appendonly", "no")
 # every write reaches the disk before Redis answers: a killed Redis comes back with all of it
@@ -34,10 +35,7 @@ def free_port() -> int:
 def redis_binary() -> str:
     binary = shutil.which("redis-server")
     if binary is None:
-        reason = "redis-server is not installed (Debian: apt-get install -y redis-server)"
-        if os.environ.get("CI"):
-            pytest.fail(reason + "; CI must install it")
-        pytest.skip(reason)
+        missing("redis-server is not installed (Debian: apt-get install -y redis-server)")
     return binary
 
 

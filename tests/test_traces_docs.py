@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from test_traces_support import missing
+from support import missing
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "traces.md").read_text()
 BLOCKS = re.findall(r"```(python|sh)\n(.*?)```", DOC, flags=re.S)

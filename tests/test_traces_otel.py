@@ -12,7 +12,8 @@ import pytest
 from modelstream import Client, IncompleteStreamError
 from modelstream.testing import Emulator, Reply, Text, Thinking, Turn
 from modelstream.traces import TraceStore, resolve_sinks
-from test_traces_support import API_KEY, missing, usage, user
+from support import missing
+from test_traces_support import API_KEY, usage, user
 
 pytest_plugins = ["test_traces_support"]
 

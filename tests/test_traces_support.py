@@ -1,18 +1,17 @@
 """Shared pieces of the trace tests, loaded with `pytest_plugins`: an emulator and a trace file
-per test, a tiny PNG, a set of realistic traces recorded through the clients, and the rule for
-optional tools (a browser, the OpenTelemetry SDK): skip when missing, fail under CI."""
+per test, a tiny PNG and a set of realistic traces recorded through the clients. A missing
+optional tool (a browser, the OpenTelemetry SDK) goes through `support.missing`."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import contextlib
-import os
 import struct
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
@@ -35,13 +34,6 @@ def usage(cached: int, prompt: int, thoughts: int, response: int) -> Usage:
         "thoughts_tokens": thoughts,
         "response_tokens": response,
     }
-
-
-def missing(what: str) -> NoReturn:
-    """An optional tool is missing: a failure under CI (which must install it), else a skip."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{what} (CI must install it: see .ci/run)")
-    pytest.skip(what)
 
 
 def png_data_url(

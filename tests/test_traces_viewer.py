@@ -21,6 +21,7 @@ import httpx
 import orjson
 import pytest
 
+from support import missing
 from test_traces_support import (
     BROKEN_TRACE,
     IMAGE_TRACE,
@@ -29,7 +30,6 @@ from test_traces_support import (
     WEATHER_QUESTION,
     WEATHER_THINKING,
     WEATHER_TRACE,
-    missing,
     png_data_url,
     record_demo_traces,
 )
