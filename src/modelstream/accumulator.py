@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .assembler import GROWING_FIELD
+from .items import BY_TYPE, Kind
 from .results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata
 from .types import DoneItem, Event, EventItem, FinishReason, Message, Usage
 
@@ -25,6 +25,7 @@ class Accumulator:
         self.stopped = False
         self.created_at: int | None = None
         self._open: dict[str, Any] | None = None  # first fragment of the open group
+        self._kind: Kind | None = None  # its kind
         self._parts: list[Any] = []
         self._fidelity: Any = None
 
@@ -37,35 +38,27 @@ class Accumulator:
             self.stopped = True
             return
         for item in event["content_items"]:
-            kind, _, phase = item["type"].partition(".")
-            if phase == "done":
+            kind, done = BY_TYPE[item["type"]]
+            if done:
                 self.items.append(item)  # type: ignore[arg-type]
-                self._open = None
+                self._open = self._kind = None
                 self._parts = []
                 self._fidelity = None
                 continue
-            growing = GROWING_FIELD[kind]
             if self._open is None:
-                self._open = dict(item)
-            self._parts.append(item[growing])  # type: ignore[literal-required]
+                self._open, self._kind = dict(item), kind
+            self._parts.append(item[kind.growing])  # type: ignore[literal-required]
             fidelity = item.get("fidelity")
             if fidelity is not None:
                 self._fidelity = fidelity
 
     def open_item(self) -> EventItem | None:
         """The growing item so far, in its delta shape with the growing field joined."""
-        if self._open is None:
+        kind = self._kind
+        if self._open is None or kind is None:
             return None
         item = dict(self._open)
-        kind = item["type"].partition(".")[0]
-        growing = GROWING_FIELD[kind]
-        parts = self._parts
-        if kind == "embedding":
-            item[growing] = parts[-1]
-        elif kind in ("inline_data", "inline_thinking"):
-            item[growing] = b"".join(parts)
-        else:
-            item[growing] = "".join(parts)
+        item[kind.growing] = kind.joined(self._parts)
         if self._fidelity is not None:
             item["fidelity"] = self._fidelity
         return item  # type: ignore[return-value]

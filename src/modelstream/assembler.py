@@ -33,6 +33,13 @@ F. `stop` is emitted once, at the terminal event or at the end of input, and onl
    null with a `usage_missing` diagnostic. A turn with nothing but thinking ends in
    `EmptyResponseError` instead of `stop`.
 G. After `stop`, whatever arrives is counted as skipped (`after_stop`) and changes nothing.
+H. A block keeps its kind. A fragment of another kind under a key already used in this turn
+   (`thinking` then `text` on one block index) would emit an invalid stream (a `text.delta`
+   inside a thinking group, or a `.done` of the wrong kind): it raises `StreamProtocolError`
+   naming the key and both kinds. The adapter must key the new kind as a new block.
+
+What a kind is (its growing field, how fragments join, its empty value, whether it counts as
+content) comes from the one table, `modelstream.items`; this module only orders and closes.
 
 The assembler is sans-IO: `now_ms` is set by whoever feeds it and stamped on each event.
 """
@@ -48,6 +55,7 @@ from .errors import (
     StreamProtocolError,
     ToolCallArgumentParseError,
 )
+from .items import BY_TYPE, EMBEDDING, INLINE_DATA, INLINE_THINKING, TEXT, THINKING, TOOL_CALL, Kind
 from .results import StreamMetadata
 from .tool_arguments import parse_strict, recover
 from .types import (
@@ -62,21 +70,11 @@ from .types import (
     unknown_usage,
 )
 
-# The growing field of each item kind (SPEC §2 "Delta items").
-GROWING_FIELD: dict[str, str] = {
-    "text": "text",
-    "thinking": "thinking",
-    "tool_call": "arguments",
-    "inline_data": "data",
-    "inline_thinking": "data",
-    "embedding": "embedding",
-}
-
 
 class _Block:
     __slots__ = ("closed", "fidelity", "first", "kind", "parts", "pending", "started")
 
-    def __init__(self, kind: str, first: dict[str, Any]) -> None:
+    def __init__(self, kind: Kind, first: dict[str, Any]) -> None:
         self.kind = kind
         self.first = first  # the first fragment's fixed fields (name, tool_call_id, mime_type)
         self.parts: list[Any] = []
@@ -99,7 +97,7 @@ class ItemAssembler:
         self.stopped = False  # the stop event was emitted
         self._blocks: dict[Any, _Block] = {}  # open blocks, in order of first appearance
         self._head: _Block | None = None
-        self._closed_keys: set[Any] = set()
+        self._kinds: dict[Any, Kind] = {}  # the kind of every key opened this turn (rule H)
         self._out: list[Event] = []
         self.done_items: list[DoneItem] = []  # every `.done` emitted, in order
         self._tool_calls = 0
@@ -113,7 +111,9 @@ class ItemAssembler:
                 return
             if not text and not fidelity:
                 return  # rule D
-            block = self._open(key, "text", {})
+            block = self._open(key, TEXT, {})
+        elif block.kind is not TEXT:
+            self._kind_changed(key, block.kind, TEXT)
         if fidelity:
             self._merge_fidelity(block, fidelity)
         if text:
@@ -131,7 +131,9 @@ class ItemAssembler:
                 return
             if not thinking and not fidelity:
                 return  # rule D
-            block = self._open(key, "thinking", {})
+            block = self._open(key, THINKING, {})
+        elif block.kind is not THINKING:
+            self._kind_changed(key, block.kind, THINKING)
         if fidelity:
             self._merge_fidelity(block, fidelity)
         if thinking:
@@ -158,7 +160,7 @@ class ItemAssembler:
                 self.metadata.diagnostics.append(
                     {"type": "tool_call_id_synthesized", "tool_call_id": tool_call_id, "name": name}
                 )
-            block = self._open(key, "tool_call", {"tool_call_id": tool_call_id, "name": name})
+            block = self._open(key, TOOL_CALL, {"tool_call_id": tool_call_id, "name": name})
             if fidelity:
                 self._merge_fidelity(block, fidelity)
             block.parts.append(arguments)
@@ -172,6 +174,8 @@ class ItemAssembler:
                 },
             )
             return
+        if block.kind is not TOOL_CALL:
+            self._kind_changed(key, block.kind, TOOL_CALL)
         if fidelity:
             self._merge_fidelity(block, fidelity)
         if arguments:
@@ -190,18 +194,18 @@ class ItemAssembler:
     def inline_data(
         self, key: Any, data: bytes, mime_type: str, fidelity: Fidelity | None = None
     ) -> None:
-        self._binary(key, "inline_data", data, mime_type, fidelity)
+        self._binary(key, INLINE_DATA, data, mime_type, fidelity)
 
     def inline_thinking(
         self, key: Any, data: bytes, mime_type: str, fidelity: Fidelity | None = None
     ) -> None:
-        self._binary(key, "inline_thinking", data, mime_type, fidelity)
+        self._binary(key, INLINE_THINKING, data, mime_type, fidelity)
 
     def embedding(self, key: Any, vector: list[float]) -> None:
         """A whole vector: one delta, then its `.done`."""
         if self._after_stop():
             return
-        block = self._open(key, "embedding", {})
+        block = self._open(key, EMBEDDING, {})
         block.parts.append(vector)
         self._delta(block, {"type": "embedding.delta", "embedding": vector})
         self.end_item(key)
@@ -267,13 +271,7 @@ class ItemAssembler:
         if block is None or not block.started:
             return None
         kind = block.kind
-        item: Any = {"type": kind + ".delta", **block.first}
-        if kind in ("inline_data", "inline_thinking"):
-            item["data"] = b"".join(block.parts)
-        elif kind == "embedding":
-            item["embedding"] = block.parts[-1]
-        else:
-            item[GROWING_FIELD[kind]] = "".join(block.parts)
+        item: Any = {"type": kind.delta_type, **block.first, kind.growing: kind.joined(block.parts)}
         if block.fidelity is not None:
             item["fidelity"] = dict(block.fidelity)
         return item  # type: ignore[no-any-return]
@@ -291,18 +289,29 @@ class ItemAssembler:
             self.skip("after_stop")
         return self.stopped
 
-    def _open(self, key: Any, kind: str, first: dict[str, Any]) -> _Block:
-        if key in self._closed_keys:
+    def _open(self, key: Any, kind: Kind, first: dict[str, Any]) -> _Block:
+        seen = self._kinds.get(key)
+        if seen is not None:
+            if seen is not kind:
+                self._kind_changed(key, seen, kind)
             raise StreamProtocolError("B", f"block {key!r} received a fragment after it was done")
         block = _Block(kind, first)
         self._blocks[key] = block
-        self._closed_keys.add(key)
+        self._kinds[key] = kind
         if self._head is None:
             self._head = block
         return block
 
+    def _kind_changed(self, key: Any, was: Kind, now: Kind) -> None:
+        """Rule H: one key, one kind."""
+        raise StreamProtocolError(
+            "H",
+            f"block {key!r} changed kind from {was.name} to {now.name}: "
+            "a new kind needs a new block key",
+        )
+
     def _binary(
-        self, key: Any, kind: str, data: bytes, mime_type: str, fidelity: Fidelity | None
+        self, key: Any, kind: Kind, data: bytes, mime_type: str, fidelity: Fidelity | None
     ) -> None:
         block = self._blocks.get(key)
         if block is None:
@@ -311,11 +320,13 @@ class ItemAssembler:
             if not data and not fidelity:
                 return
             block = self._open(key, kind, {"mime_type": mime_type})
+        elif block.kind is not kind:
+            self._kind_changed(key, block.kind, kind)
         if fidelity:
             self._merge_fidelity(block, fidelity)
         if data:
             block.parts.append(data)
-            item: Any = {"type": kind + ".delta", "data": data, "mime_type": mime_type}
+            item: Any = {"type": kind.delta_type, "data": data, "mime_type": mime_type}
             self._delta(block, item)
 
     def _merge_fidelity(self, block: _Block, fidelity: Fidelity) -> None:
@@ -357,35 +368,29 @@ class ItemAssembler:
 
     def _finish_block(self, block: _Block) -> None:
         kind = block.kind
-        growing = GROWING_FIELD[kind]
+        growing = kind.growing
         fidelity = block.fidelity
         if fidelity is not None or not block.started:
             # rule C: the one fragment that carries the fidelity, with an empty growing field
-            empty: Any = b"" if kind in ("inline_data", "inline_thinking") else ""
-            fragment: Any = {"type": kind + ".delta", **block.first, growing: empty}
-            if kind == "tool_call":
-                fragment["tool_call_id"] = fragment["name"] = ""
-                if not block.started:
-                    fragment = {"type": "tool_call.delta", **block.first, "arguments": ""}
+            # (a block that never started shows its first fragment's fixed fields here)
+            fragment: Any = {"type": kind.delta_type, **block.first, growing: kind.empty}
+            if kind.fixed_first_only and block.started:
+                fragment.update(dict.fromkeys(kind.fixed, ""))
             if fidelity is not None:
                 fragment["fidelity"] = fidelity
             self._emit(fragment)
-        done: Any = {"type": kind + ".done", **block.first}
-        if kind == "tool_call":
-            done["arguments"] = self._tool_arguments(block)
-        elif kind in ("text", "thinking"):
-            done[growing] = "".join(block.parts)
-        elif kind == "embedding":
-            done[growing] = block.parts[0]
+        done: Any = {"type": kind.done_type, **block.first}
+        if kind.parses_arguments:
+            done[growing] = self._tool_arguments(block)
         else:
-            done[growing] = b"".join(block.parts)
+            done[growing] = kind.joined(block.parts)
         if fidelity is not None:
             done["fidelity"] = fidelity
         self.done_items.append(done)
         self._emit(done)
 
     def _tool_arguments(self, block: _Block) -> dict[str, Any]:
-        raw = "".join(block.parts)
+        raw = block.kind.joined(block.parts)
         arguments, why = parse_strict(raw)
         if arguments is not None:
             return arguments
@@ -408,15 +413,14 @@ class ItemAssembler:
         self._close_all()
         reason = self.metadata.finish_reason or "unknown"
         kinds = [item["type"] for item in self.done_items]
-        if reason == "stop" and "tool_call.done" in kinds:
+        if reason == "stop" and TOOL_CALL.done_type in kinds:
             reason = "tool_call"
             self.metadata.finish_reason = reason
         usage = self.usage
         if usage is None:
             usage = unknown_usage()
             self.metadata.diagnostics.append({"type": "usage_missing"})
-        content = [k for k in kinds if k not in ("thinking.done", "inline_thinking.done")]
-        if not content:
+        if not any(BY_TYPE[k][0].content for k in kinds):  # thinking only, or nothing
             raise EmptyResponseError(finish_reason=reason, usage=usage, thinking_only=bool(kinds))
         self.stopped = True
         self.final_usage = usage

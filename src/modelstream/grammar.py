@@ -17,24 +17,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from .assembler import GROWING_FIELD
 from .errors import GrammarViolation
+from .items import STREAM_KINDS, Kind
 from .tool_arguments import parse_strict
 from .types import FINISH_REASONS, Event
 
 _USAGE_FIELDS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens")
-_FIXED_FIELDS = {
-    "tool_call": ("tool_call_id", "name"),
-    "inline_data": ("mime_type",),
-    "inline_thinking": ("mime_type",),
-}
 
 
 class GrammarChecker:
     def __init__(self) -> None:
         self.index = -1
         self.stopped = False
-        self._kind: str | None = None  # kind of the open group
+        self._kind: Kind | None = None  # kind of the open group
         self._first: dict[str, Any] | None = None
         self._parts: list[Any] = []
         self._fidelity: Any = None
@@ -74,7 +69,7 @@ class GrammarChecker:
         if items:
             self._fail("4", "stop carries no items")
         if self._kind is not None:
-            self._fail("2", f"stop came while a {self._kind} group was open (no .done)")
+            self._fail("2", f"stop came while a {self._kind.name} group was open (no .done)")
         if event.get("finish_reason") not in FINISH_REASONS:
             self._fail("4", f"stop needs a finish_reason in {FINISH_REASONS}")
         usage: Any = event.get("usage_metadata")
@@ -89,9 +84,11 @@ class GrammarChecker:
     def _item(self, item: Any) -> None:
         if not isinstance(item, dict) or not isinstance(item.get("type"), str):
             self._fail("shape", "an item is an object with a string 'type'")
-        kind, _, phase = item["type"].partition(".")
-        if kind not in GROWING_FIELD or phase not in ("delta", "done"):
+        name, _, phase = item["type"].partition(".")
+        kind = STREAM_KINDS.get(name)
+        if kind is None or phase not in ("delta", "done"):
             self._fail("shape", f"unknown item type {item['type']!r} in a stream")
+            return
         fidelity = item.get("fidelity")
         if fidelity is not None:
             if not isinstance(fidelity, dict):
@@ -101,7 +98,7 @@ class GrammarChecker:
                 self._fail("6", f"fidelity holds internal bookkeeping keys {hidden}")
             if "item_id" in fidelity:  # MMSP strips it: a value stored there would be lost
                 self._fail("6", "fidelity uses the key 'item_id', which MMSP reserves (use 'id')")
-        growing = GROWING_FIELD[kind]
+        growing = kind.growing
         if growing not in item:
             self._fail("shape", f"{item['type']} needs its {growing!r} field")
         if phase == "delta":
@@ -109,48 +106,44 @@ class GrammarChecker:
         else:
             self._done(kind, item, fidelity)
 
-    def _delta(self, kind: str, item: dict[str, Any], fidelity: Any) -> None:
+    def _delta(self, kind: Kind, item: dict[str, Any], fidelity: Any) -> None:
         if self._kind is None:
             self._kind, self._first, self._parts, self._fidelity = kind, item, [], None
-            if kind == "tool_call" and not item.get("tool_call_id"):
-                self._fail("2", "the first tool_call.delta carries the tool_call_id")
-        elif kind != self._kind:
-            self._fail("2", f"a {kind}.delta came while a {self._kind} group was open")
-        elif kind == "tool_call" and (item.get("name") or item.get("tool_call_id")):
-            self._fail("2", "name and tool_call_id are set on the first fragment only")
+            if kind.fixed_first_only and not item.get(kind.fixed[0]):
+                self._fail("2", f"the first {kind.delta_type} carries the {kind.fixed[0]}")
+        elif kind is not self._kind:
+            self._fail("2", f"a {kind.delta_type} came while a {self._kind.name} group was open")
+        elif kind.fixed_first_only and any(item.get(name) for name in kind.fixed):
+            self._fail("2", f"{' and '.join(kind.fixed)} are set on the first fragment only")
         if fidelity is not None:
             if self._fidelity is not None:
                 self._fail("6", "fidelity rides on at most one fragment of a group")
             self._fidelity = fidelity
-        self._parts.append(item[GROWING_FIELD[kind]])
+        self._parts.append(item[kind.growing])
 
-    def _done(self, kind: str, item: dict[str, Any], fidelity: Any) -> None:
+    def _done(self, kind: Kind, item: dict[str, Any], fidelity: Any) -> None:
         first = self._first
         if self._kind is None or first is None:
-            self._fail("2", f"{kind}.done came with no {kind}.delta before it")
+            self._fail("2", f"{kind.done_type} came with no {kind.delta_type} before it")
             return
-        if kind != self._kind:
-            self._fail("2", f"{kind}.done closed a {self._kind} group")
-        for name in _FIXED_FIELDS.get(kind, ()):
+        if kind is not self._kind:
+            self._fail("2", f"{kind.done_type} closed a {self._kind.name} group")
+        for name in kind.fixed:
             if item.get(name) != first.get(name):
                 self._fail("3", f"{name} of the .done differs from the first fragment")
-        growing = GROWING_FIELD[kind]
+        growing = kind.growing
         expected = self._joined(kind)
         if item[growing] != expected:
-            self._fail("3", f"{kind}.done {growing} is not the join of its fragments")
+            self._fail("3", f"{kind.done_type} {growing} is not the join of its fragments")
         if fidelity != self._fidelity:
             self._fail("6", "the .done fidelity differs from the fragment that carried it")
         self._kind, self._first, self._parts, self._fidelity = None, None, [], None
 
-    def _joined(self, kind: str) -> Any:
-        parts = self._parts
-        if kind in ("text", "thinking"):
-            return "".join(parts)
-        if kind in ("inline_data", "inline_thinking"):
-            return b"".join(parts)
-        if kind == "embedding":
-            return parts[-1]
-        arguments, _ = parse_strict("".join(parts))
+    def _joined(self, kind: Kind) -> Any:
+        joined = kind.joined(self._parts)
+        if not kind.parses_arguments:
+            return joined
+        arguments, _ = parse_strict(joined)
         # Text that is not a JSON object ("[1]" as much as "{broken") ends a strict stream in
         # ToolCallArgumentParseError; a lenient one recovers some object, so any object matches.
         return arguments if arguments is not None else _Recovered()

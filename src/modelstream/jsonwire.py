@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 
 from .errors import InvalidMessageError, StreamError
+from .items import decode_binary
 from .types import Event, Message
 
-_BINARY_KINDS = ("inline_data.", "inline_thinking.")
 # The SPEC §2 key order. Dicts keep insertion order, so an adapter that builds usage in another
 # order would change the wire; `dumps` puts these keys back in order (MMSP clients compare text).
 _EVENT_KEYS = (
@@ -54,11 +54,9 @@ def dumps(value: Any) -> bytes:
 
 
 def _decode_binary(items: list[Any]) -> None:
+    """The binary kinds' base64 growing fields back to bytes (which kinds: `items`)."""
     for item in items:
-        if isinstance(item, dict) and str(item.get("type", "")).startswith(_BINARY_KINDS):
-            data = item.get("data")
-            if isinstance(data, str):
-                item["data"] = base64.b64decode(data)
+        decode_binary(item, base64.b64decode)
 
 
 def loads_event(data: bytes | str) -> Event:

@@ -6,7 +6,7 @@ translation layer (see `modelstream.jsonwire` for bytes-as-base64).
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict, get_args
 
 Role = Literal["user", "assistant"]
 EventType = Literal["delta", "stop"]
@@ -16,14 +16,8 @@ ThinkingLevel = Literal["none", "low", "medium", "high", "xhigh", "max"]
 ToolChoice = Literal["auto", "required", "none"] | list[str]
 
 FINISH_REASONS: tuple[FinishReason, ...] = ("stop", "length", "tool_call", "unknown")
-ITEM_KINDS: tuple[ItemKind, ...] = (
-    "text",
-    "thinking",
-    "tool_call",
-    "inline_data",
-    "inline_thinking",
-    "embedding",
-)
+# The stream kinds in SPEC order; what each one means is `modelstream.items` (the one table).
+ITEM_KINDS: tuple[ItemKind, ...] = get_args(ItemKind)
 
 # Opaque provider data that must go back unchanged on the next turn (SPEC §2 rule 6).
 Fidelity = dict[str, Any]

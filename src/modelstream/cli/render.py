@@ -3,7 +3,9 @@
 Both renderers get the same calls in order: `started(metadata)` when what is known before the
 first event should show at once (optional), `events(...)` for each batch of events, then
 `stopped(metadata)`, `failed(error, metadata)` or `cancelled(partial)`. They hold no protocol
-logic: what they show is what the events, the stream metadata and the partial response say.
+logic: what they show is what the events, the stream metadata and the partial response say, and
+how an item shows follows its kind's record in `modelstream.items` (strings stream as they grow,
+thinking dimmed, bytes and vectors are summed up when done).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import jsonwire
-from ..assembler import GROWING_FIELD
 from ..errors import LostContentError, ProviderError, StreamError, ToolCallArgumentParseError
+from ..items import BY_TYPE, Join, Kind, kind_of
 from ..results import PartialResponse, StreamMetadata
 from ..types import Event, Usage
 
@@ -106,7 +108,7 @@ class PrettyRenderer:
         self._response_id_shown = False
         self._fidelity: list[tuple[str, list[str]]] = []  # (item kind, fidelity keys)
         self._at_line_start = True
-        self._kind: str | None = None  # kind of the group being shown
+        self._kind: Kind | None = None  # kind of the group being shown
         self._raw: list[str] = []  # tool call argument fragments of the open group
         self._stop_usage: Usage | None = None
         self._pending = Text()  # streamed fragments not printed yet
@@ -127,11 +129,14 @@ class PrettyRenderer:
                 if event["event_type"] == "stop":
                     self._stop_usage = event["usage_metadata"]
                 for item in event["content_items"]:
-                    kind, _, phase = item["type"].partition(".")
-                    if phase == "delta":
-                        self._delta(kind, dict(item))
-                    else:
+                    entry = BY_TYPE.get(item["type"])
+                    if entry is None:
+                        continue  # not an item of the grammar: nothing to show
+                    kind, done = entry
+                    if done:
                         self._done(kind, dict(item))
+                    else:
+                        self._delta(kind, dict(item))
             self._flush()
 
     def stopped(self, metadata: StreamMetadata) -> None:
@@ -182,34 +187,34 @@ class PrettyRenderer:
 
     # --- items ---------------------------------------------------------------------------
 
-    def _delta(self, kind: str, item: dict[str, Any]) -> None:
+    def _delta(self, kind: Kind, item: dict[str, Any]) -> None:
         if self._kind is None:
             self._kind, self._raw = kind, []
             self._item_label(kind, item)
-        if kind in ("text", "thinking"):
-            self._write(item[kind], "dim italic" if kind == "thinking" else "")
-        elif kind == "tool_call":
-            self._raw.append(item["arguments"])
-            self._write(item["arguments"], "cyan")
+        if kind.join is Join.CONCAT_STR:
+            self._write(item[kind.growing], "" if kind.content else "dim italic")
+        elif kind.parses_arguments:
+            self._raw.append(item[kind.growing])
+            self._write(item[kind.growing], "cyan")
 
-    def _done(self, kind: str, item: dict[str, Any]) -> None:
-        if kind == "tool_call":
-            self._tool_call_done(item)
-        elif kind in ("inline_data", "inline_thinking"):
+    def _done(self, kind: Kind, item: dict[str, Any]) -> None:
+        if kind.parses_arguments:
+            self._tool_call_done(kind, item)
+        elif kind.binary:
             self._end_line()
-            self._note(f"{len(item['data'])} bytes of {item['mime_type']}")
-        elif kind == "embedding":
-            vector = item["embedding"]
+            self._note(f"{len(item[kind.growing])} bytes of {item['mime_type']}")
+        elif kind.join is Join.WHOLE:
+            vector = item[kind.growing]
             head = ", ".join(f"{x:.4f}" for x in vector[:4])
             self._note(f"{len(vector)} dimensions: [{head}{', …' if len(vector) > 4 else ''}]")
         self._end_line()
         fidelity = item.get("fidelity")
         if fidelity:
             self._note("fidelity: " + ", ".join(_describe(k, v) for k, v in fidelity.items()))
-            self._fidelity.append((kind, list(fidelity)))
+            self._fidelity.append((kind.name, list(fidelity)))
         self._kind = None
 
-    def _tool_call_done(self, item: dict[str, Any]) -> None:
+    def _tool_call_done(self, kind: Kind, item: dict[str, Any]) -> None:
         raw = "".join(self._raw)
         self._end_line()
         if not raw.strip():
@@ -219,17 +224,18 @@ class PrettyRenderer:
             streamed = orjson.loads(raw)
         except orjson.JSONDecodeError:
             streamed = None
-        if streamed != item["arguments"]:  # lenient mode recovered them (see diagnostics)
-            self._note("arguments recovered as " + orjson.dumps(item["arguments"]).decode())
+        arguments = item[kind.growing]
+        if streamed != arguments:  # lenient mode recovered them (see diagnostics)
+            self._note("arguments recovered as " + orjson.dumps(arguments).decode())
 
-    def _item_label(self, kind: str, item: dict[str, Any]) -> None:
+    def _item_label(self, kind: Kind, item: dict[str, Any]) -> None:
         self._print()
-        label = Text("▍", style=_COLOURS.get(kind, "white"))
-        label.append(kind.replace("_", " "), style="bold")
-        if kind == "tool_call":
+        label = Text("▍", style=_COLOURS.get(kind.name, "white"))
+        label.append(kind.name.replace("_", " "), style="bold")
+        if kind.parses_arguments:
             label.append(f" {item['name']}", style="bold magenta")
             label.append(f"  id {item['tool_call_id']}", style="dim")
-        elif kind in ("inline_data", "inline_thinking"):
+        elif kind.binary:
             label.append(f" {item['mime_type']}", style="dim")
         self._print(label)
 
@@ -303,7 +309,7 @@ class PrettyRenderer:
         self._print(Text(note, style="dim"), soft_wrap=True)
 
 
-_COLOURS = {
+_COLOURS = {  # presentation only; every stream kind of `modelstream.items` has one
     "text": "green",
     "thinking": "bright_black",
     "tool_call": "magenta",
@@ -379,14 +385,15 @@ def _received(partial: PartialResponse) -> Text:
     if open_item is None:
         text.append("; no open item")
         return text
-    kind = open_item["type"].partition(".")[0]
-    text.append(f"; open {kind.replace('_', ' ')}")
-    if kind == "tool_call":
+    kind = kind_of(open_item["type"])
+    if kind is None:
+        return text
+    text.append(f"; open {kind.name.replace('_', ' ')}")
+    if kind.parses_arguments:
         text.append(f" {open_item['name']}", style="magenta")
-    field = GROWING_FIELD.get(kind)
-    if kind != "embedding" and field in open_item:
-        size = len(open_item[field])
-        text.append(f" with {size} {'bytes' if field == 'data' else 'chars'} so far")
+    if kind.join is not Join.WHOLE and kind.growing in open_item:
+        size = len(open_item[kind.growing])
+        text.append(f" with {size} {'bytes' if kind.binary else 'chars'} so far")
     return text
 
 

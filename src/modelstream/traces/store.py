@@ -36,6 +36,8 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigurationError
+from ..items import decode_binary
+from ..items import search_text as item_search_text
 from ..types import DoneItem, EventItem, Message, Usage
 from .record import TraceTurn
 
@@ -512,31 +514,17 @@ def search_text(turn: TraceTurn, messages: list[Message]) -> str:
 
 
 def _item_text(item: EventItem) -> str:
-    fields: Mapping[str, Any] = item
-    kind = fields["type"]
-    if kind.startswith("tool_call."):
-        arguments = fields.get("arguments")
-        if not isinstance(arguments, str):
-            arguments = orjson.dumps(arguments).decode()
-        return f"{fields.get('name', '')} {arguments}"
-    for key in ("text", "thinking", "image_url"):
-        if isinstance(fields.get(key), str):
-            return str(fields[key])[:MAX_SEARCH_TEXT]
-    return ""
-
-
-_BINARY_KINDS = ("inline_data.", "inline_thinking.")
+    """The words of one item (which fields: the kind's `search` in `modelstream.items`)."""
+    return item_search_text(item)[:MAX_SEARCH_TEXT]
 
 
 def _decode_binary(items_or_messages: Any) -> Any:
-    """Base64 `data` of inline items back to bytes, in messages or in an item list."""
+    """Base64 growing fields of binary items back to bytes, in messages or in an item list."""
     for entry in items_or_messages:
         if "content_items" in entry:
             _decode_binary(entry["content_items"])
-        elif str(entry.get("type", "")).startswith(_BINARY_KINDS) and isinstance(
-            entry.get("data"), str
-        ):
-            entry["data"] = base64.b64decode(entry["data"])
+        else:
+            decode_binary(entry, base64.b64decode)
     return items_or_messages
 
 
