@@ -1,4 +1,4 @@
-"""The item assembler: any sequence of adapter calls yields a grammar-valid stream (rules A–G).
+"""The item assembler: any sequence of adapter calls yields a grammar-valid stream (rules A–H).
 
 The property drives `ItemAssembler` the way adapters do — fragments of several blocks,
 interleaved, with fidelity in pieces and block ends in any order — and checks the result with
@@ -23,10 +23,11 @@ from modelstream import (
     ItemAssembler,
     ProviderError,
     StreamMetadata,
+    StreamProtocolError,
     ToolCallArgumentParseError,
     check_events,
 )
-from support import decode_chunks, load_capture
+from support import Capture, decode_chunks, decode_over_http, load_capture
 
 USAGE = {"cached_tokens": 1, "prompt_tokens": 2, "thoughts_tokens": 3, "response_tokens": 4}
 
@@ -509,3 +510,65 @@ def test_frames_after_the_stop_of_a_decoded_stream_never_raise(late_frame):
     assert decoded.error is None
     assert decoded.stop is not None
     assert decoded.decoder.metadata.skipped["after_stop"] == 1
+
+
+# --- rule H: a block keeps its kind -------------------------------------------------------------
+
+# One non-empty fragment of each stream kind, as an adapter sends it.
+_ONE_FRAGMENT: dict[str, Any] = {
+    "text": lambda a, key: a.text(key, "hello"),
+    "thinking": lambda a, key: a.thinking(key, "hmm"),
+    "tool_call": lambda a, key: a.tool_call(key, '{"q": 1}', name="f", tool_call_id="c1"),
+    "inline_data": lambda a, key: a.inline_data(key, b"\x00\x01", "audio/L16"),
+    "inline_thinking": lambda a, key: a.inline_thinking(key, b"\x02", "image/png"),
+    "embedding": lambda a, key: a.embedding(key, [0.5, -1.0]),
+}
+_KIND_PAIRS = [(a, b) for a in _ONE_FRAGMENT for b in _ONE_FRAGMENT if a != b]
+
+
+@pytest.mark.parametrize(("first", "then"), _KIND_PAIRS, ids=[f"{a}-{b}" for a, b in _KIND_PAIRS])
+def test_a_fragment_of_another_kind_on_a_used_key_is_a_protocol_error(first, then):
+    # An embedding is done at once, so its key is already closed; the others are still open.
+    assembler = new_assembler()
+    _ONE_FRAGMENT[first](assembler, ("block", 0))
+    events = assembler.drain()
+    with pytest.raises(StreamProtocolError) as caught:
+        _ONE_FRAGMENT[then](assembler, ("block", 0))
+    error = caught.value
+    assert error.rule == "H"
+    assert "('block', 0)" in str(error)
+    assert f"from {first} to {then}" in str(error)
+    # nothing of the new kind was emitted: what came before is still a valid prefix
+    checker = GrammarChecker()
+    for event in [*events, *assembler.drain()]:
+        checker.feed(event)
+
+
+def test_text_then_thinking_on_one_anthropic_block_index_is_a_protocol_error(replay_server):
+    # A text block at index 0 that then gets a thinking_delta: before rule H the public stream
+    # carried a thinking.delta inside the text group (an invalid stream).
+    body = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1",'
+        b'"model":"claude-sonnet-4-5","usage":{"input_tokens":3,"output_tokens":0}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"text","text":""}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"Hi"}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"thinking_delta","thinking":"wait"}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+        b'"usage":{"output_tokens":2}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    capture = Capture("anthropic-messages", "kind-change", body, {})
+    decoded = decode_over_http(replay_server, capture, slices=[7, 40])
+    assert isinstance(decoded.error, StreamProtocolError)
+    assert decoded.error.rule == "H"
+    assert "block 0 changed kind from text to thinking" in str(decoded.error)
+    assert [i for e in decoded.events for i in e["content_items"]] == [
+        {"type": "text.delta", "text": "Hi"}
+    ]
+    partial = decoded.error.partial
+    assert partial is not None and partial.status != "final"
+    assert partial.open_item == {"type": "text.delta", "text": "Hi"}
