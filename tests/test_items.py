@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+from pathlib import Path
 from typing import Any, get_args, get_type_hints
 
 import pytest
@@ -305,3 +307,13 @@ def test_the_renderer_shows_each_kind_as_the_table_says() -> None:
         "2 dimensions: [0.5000, 0.2500]",
     ):
         assert line in shown, line
+
+
+def test_the_item_kinds_example_in_the_protocol_docs_runs(capsys: pytest.CaptureFixture[str]):
+    docs = (Path(__file__).parent.parent / "docs" / "protocol.md").read_text()
+    section = docs.split("## Item kinds", 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    exec(compile(code, "docs/protocol.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == list(KINDS)
+    assert "inline_data data concatenate bytes binary content" in lines
