@@ -28,7 +28,7 @@ from modelstream import (
     StreamMetadata,
     jsonwire,
 )
-from modelstream.cli.render import PrettyRenderer
+from modelstream.cli.render import _COLOURS, PrettyRenderer
 from modelstream.items import BINARY_TYPES, BY_TYPE, KINDS, STREAM_KINDS, Join, Kind, kind_of
 from modelstream.traces import TraceStore
 from modelstream.types import ITEM_KINDS, DeltaItem, DoneItem, Message
@@ -293,6 +293,7 @@ def test_the_renderer_shows_each_kind_as_the_table_says() -> None:
     metadata = StreamMetadata(protocol="test")
     renderer.events(assembler.drain(), metadata)
     shown = out.getvalue()
+    assert set(_COLOURS) == set(STREAM_KINDS)  # every kind has its colour
     for line in (
         "thinking",
         "pondering",

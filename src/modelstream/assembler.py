@@ -40,6 +40,8 @@ H. A block keeps its kind. A fragment of another kind under a key already used i
 
 What a kind is (its growing field, how fragments join, its empty value, whether it counts as
 content) comes from the one table, `modelstream.items`; this module only orders and closes.
+(The adapter methods below build each kind's delta as a literal in its `types` shape: they are
+the hot path, and `tests/test_items.py` checks that every kind joins as the table says.)
 
 The assembler is sans-IO: `now_ms` is set by whoever feeds it and stamped on each event.
 """
