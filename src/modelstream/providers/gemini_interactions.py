@@ -91,10 +91,11 @@ class _Step:
     """The decoder's state for one step (or legacy content block)."""
 
     __slots__ = (
+        "call_open",
         "call_streamed",
         "call_whole",
-        "kind",
         "item_kind",
+        "kind",
         "mime",
         "number",
         "signed",
@@ -106,6 +107,7 @@ class _Step:
         self.item_kind: str | None = None  # the open item's kind: text, thinking, ...
         self.mime = ""  # the open inline item's mime type (audio chunks join while it matches)
         self.signed = False  # the open item carries a signature already
+        self.call_open = False  # function call: its item began (its name and id are known)
         self.call_whole: Any = None  # function call: the whole arguments given so far
         self.call_streamed = False  # function call: arguments arrived as JSON text
 
@@ -121,7 +123,7 @@ class GeminiInteractionsDecoder:
         self._stopped = False
         self._failed_status: str | None = None  # a status update said failed / cancelled
         self._thought_seen = False
-        self._handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+        self._handlers: dict[str, Callable[[dict[str, Any]], object]] = {
             "step.delta": self._delta,
             "content.delta": self._delta,
             "step.start": self._start,
@@ -337,10 +339,14 @@ class GeminiInteractionsDecoder:
     # --- function calls -------------------------------------------------------------------
 
     def _call_start(self, index: int, step: _Step, body: dict[str, Any]) -> None:
-        signature = body.get("signature")
-        fidelity = {"thought_signature": signature} if signature else None
+        """Begin the call's item from a body naming it; a legacy block's start names only its
+        type, and its call begins at the `function_call` delta that follows."""
         name = body.get("name")
         call_id = body.get("id")
+        if name is None and call_id is None and body.get("arguments") is None:
+            return
+        signature = body.get("signature")
+        fidelity = {"thought_signature": signature} if signature else None
         self.sink.tool_call(
             (index, 0),
             "",
@@ -348,6 +354,7 @@ class GeminiInteractionsDecoder:
             tool_call_id=call_id if isinstance(call_id, str) else "",
             fidelity=fidelity,
         )
+        step.call_open = True
         arguments = body.get("arguments")
         if isinstance(arguments, dict) and arguments:
             step.call_whole = arguments
@@ -363,7 +370,7 @@ class GeminiInteractionsDecoder:
             elif isinstance(fragment, dict):
                 step.call_whole = fragment
         elif kind == "function_call":  # legacy: the whole call in one delta
-            if not self.sink.has_open((index, 0)):
+            if not step.call_open:
                 self._call_start(index, step, delta)
             elif isinstance(delta.get("arguments"), dict):
                 step.call_whole = delta["arguments"]
@@ -377,10 +384,13 @@ class GeminiInteractionsDecoder:
         if step.call_whole is not None:
             self.sink.skip("arguments_delta_after_whole_arguments")
             return
-        step.call_streamed = True
+        step.call_streamed = step.call_open = True  # (a call never named has no name to run)
         self.sink.tool_call((index, 0), fragment)
 
     def _call_end(self, index: int, step: _Step) -> None:
+        if not step.call_open:
+            self.sink.skip("function_call_without_call")
+            return
         if not step.call_streamed:
             whole = step.call_whole if isinstance(step.call_whole, dict) else {}
             self.sink.tool_call((index, 0), orjson.dumps(whole).decode())
