@@ -20,7 +20,7 @@ from modelstream.encoders import encode_request
 from modelstream.encoders.base import MISSING_RESULT_TEXT
 from modelstream.errors import InvalidMessageError, UnsupportedParameterError
 from modelstream.types import Config
-from support import decode_over_http, load_capture
+from support import REPO, decode_over_http, load_capture
 
 PROTOCOL = "gemini-interactions"
 MODEL = "gemini-2.5-flash"
@@ -465,3 +465,42 @@ def test_output_media_goes_back_in_the_model_output_step():
 def test_malformed_history_is_refused_before_sending(messages, error):
     with pytest.raises(error):
         encode(messages)
+
+
+# --- the documented table is the one in force ---------------------------------------------------
+
+
+def test_the_documented_thinking_table_is_what_the_encoder_sends():
+    doc = (REPO / "docs" / "requests-anthropic-gemini.md").read_text()
+    section = doc.split("### Interactions: thinking_level\n", 1)[1].split("\n#", 1)[0]
+    rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| `")]
+    table = {row[0].strip(" `"): [cell.strip(" `") for cell in row[1:]] for row in rows}
+    assert list(table) == ["none", "low", "medium", "high", "xhigh", "max"]
+    columns = [
+        ["gemini-3-flash-preview", "gemini-2.5-flash"],
+        ["gemini-3.1-pro-preview", "gemini-2.5-pro"],
+        ["gemini-3-pro-preview"],
+    ]
+    for level, cells in table.items():
+        for models, cell in zip(columns, cells, strict=True):
+            for model in models:
+                sent = body({"thinking_level": level}, model=model)["generation_config"]
+                assert sent == {"thinking_level": cell}, (model, level)
+
+
+def test_the_documented_example_is_what_the_encoder_sends():
+    request = encode_request(
+        PROTOCOL,
+        "gemini-2.5-flash",
+        [{"role": "user", "content_items": [{"type": "text.done", "text": "Hello"}]}],
+        {"system_prompt": "Be brief.", "thinking_level": "low"},
+    )
+    assert (request.method, request.path) == ("POST", "/v1beta/interactions")
+    assert request.json == {
+        "model": "gemini-2.5-flash",
+        "input": [{"type": "user_input", "content": [{"type": "text", "text": "Hello"}]}],
+        "stream": True,
+        "store": False,
+        "system_instruction": "Be brief.",
+        "generation_config": {"thinking_level": "low"},
+    }
