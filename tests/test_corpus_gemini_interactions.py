@@ -544,3 +544,29 @@ def test_decoding_in_process_matches_the_http_replay():
     decoded = decode_chunks(PROTOCOL, [capture.body])
     assert decoded.error is None
     assert decoded.done_items[-1]["name"] == "getWeather"
+
+
+def test_a_signature_on_output_content_rides_on_its_own_item(replay_server):
+    body = frames(
+        {"event_type": "interaction.created", "interaction": {"id": "v1_s", "model": "m"}},
+        {"event_type": "step.start", "index": 0, "step": {"type": "model_output"}},
+        {"event_type": "step.delta", "index": 0, "delta": {"type": "text", "text": "Here "}},
+        {"event_type": "step.delta", "index": 0, "delta": {"type": "text", "text": "it is."}},
+        {
+            "event_type": "step.delta",
+            "index": 0,
+            "delta": {"type": "image", "mime_type": "image/png", "data": "AQI=", "signature": "si"},
+        },
+        {"event_type": "step.stop", "index": 0},
+        {"event_type": "interaction.completed", "interaction": {"status": "completed"}},
+    )
+    decoded = replay_body(replay_server, body)
+    assert decoded.done_items == [
+        {"type": "text.done", "text": "Here it is."},
+        {
+            "type": "inline_data.done",
+            "mime_type": "image/png",
+            "data": b"\x01\x02",
+            "fidelity": {"thought_signature": "si"},
+        },
+    ]

@@ -27,8 +27,8 @@ A step is keyed by its `index`; within a step, each run of deltas of one kind is
                  `text_annotation` deltas (citations) as `annotation`.
 
 Fidelity (SPEC §2 rule 6, §3): `{"thought_signature": ...}` on the item whose run carried the
-signature (a `thought_signature` delta, or a step's `signature` field; the empty string is no
-signature). A signature never ends an item; a second one within the run begins a new item at
+signature (a `thought_signature` delta, a step's `signature` field, or an output content
+block's `signature`; the empty string is no signature). A signature never ends an item; a second one within the run begins a new item at
 the delta that carries it. A signature on a skipped built-in step cannot be kept: a diagnostic
 says so.
 
@@ -252,8 +252,11 @@ class GeminiInteractionsDecoder:
 
     def _output(self, index: int, step: _Step, content: dict[str, Any]) -> None:
         kind = content.get("type")
+        signature = content.get("signature")
         if kind == "text":
             text = content.get("text")
+            if signature:  # on the open text item, or a new one if that one is signed
+                self._signature(index, step, signature, "text")
             if isinstance(text, str) and text:
                 self.sink.text(self._item(index, step, "text"), text)
             # an empty text opens nothing and ends nothing (a legacy block's start)
@@ -265,9 +268,6 @@ class GeminiInteractionsDecoder:
             self.sink.skip("annotation")
         else:
             self.sink.skip(f"delta:{kind}")
-        signature = content.get("signature")
-        if signature:
-            self._signature(index, step, signature)
 
     def _media(self, index: int, step: _Step, content: dict[str, Any], kind: str) -> None:
         sink = self.sink
@@ -284,19 +284,26 @@ class GeminiInteractionsDecoder:
             and step.item_kind == kind
             and step.mime == mime
         )
-        if not joins:
+        if not joins or (content.get("signature") and step.signed):
             self._new_item(index, step, kind)
             step.mime = mime
         key = (index, step.number)
+        signature = content.get("signature")
+        fidelity = None
+        if signature and isinstance(signature, str):
+            fidelity = {"thought_signature": signature}
+            step.signed = True
         if kind == "inline_thinking":
             self._thought_seen = True
-            sink.inline_thinking(key, data, mime)
+            sink.inline_thinking(key, data, mime, fidelity)
         else:
-            sink.inline_data(key, data, mime)
+            sink.inline_data(key, data, mime, fidelity)
         if not mime.startswith("audio/"):
             self._end_item(index, step)  # every image or video is its own item
 
-    def _signature(self, index: int, step: _Step, signature: Any) -> None:
+    def _signature(self, index: int, step: _Step, signature: Any, kind: str = "") -> None:
+        """A signature rides on the step's open item (of `kind`, when given); it begins a new
+        item only when none is open or the open one is signed already (SPEC §3)."""
         if not signature or not isinstance(signature, str):
             return
         fidelity = {"thought_signature": signature}
@@ -306,15 +313,15 @@ class GeminiInteractionsDecoder:
         if step.kind not in (_THOUGHT, _MODEL_OUTPUT):
             self.sink.diagnostic({"type": "thought_signature_dropped", "step": step.kind})
             return
-        if step.item_kind is None or step.signed:
-            self._new_item(index, step, "thinking" if step.kind == _THOUGHT else "text")
+        if step.item_kind is None or step.signed or (kind and step.item_kind != kind):
+            self._new_item(index, step, kind or ("thinking" if step.kind == _THOUGHT else "text"))
         step.signed = True
-        key, kind = (index, step.number), step.item_kind
-        if kind == "thinking":
+        key, open_kind = (index, step.number), step.item_kind
+        if open_kind == "thinking":
             self.sink.thinking(key, "", fidelity)
-        elif kind == "text":
+        elif open_kind == "text":
             self.sink.text(key, "", fidelity)
-        elif kind == "inline_data":
+        elif open_kind == "inline_data":
             self.sink.inline_data(key, b"", step.mime, fidelity)
         else:
             self.sink.inline_thinking(key, b"", step.mime, fidelity)
