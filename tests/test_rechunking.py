@@ -18,7 +18,13 @@ from hypothesis import strategies as st
 from modelstream import StreamMetadata
 from support import CORPUS, capture_names, decode_chunks, load_capture, require_corpus
 
-PROTOCOLS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini-generate-content")
+PROTOCOLS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini-generate-content",
+    "gemini-interactions",
+)
 CAPTURES = [pytest.param(p, n, id=f"{p}/{n}") for p in PROTOCOLS for n in capture_names(p)]
 
 

@@ -14,6 +14,7 @@ _ENCODERS: dict[str, tuple[str, str]] = {
     "openai-responses": ("openai_responses", "OpenAIResponsesEncoder"),
     "anthropic-messages": ("anthropic_messages", "AnthropicMessagesEncoder"),
     "gemini-generate-content": ("gemini_generate_content", "GeminiGenerateContentEncoder"),
+    "gemini-interactions": ("gemini_interactions", "GeminiInteractionsEncoder"),
     "openai-embedding": ("openai_embedding", "OpenAIEmbeddingEncoder"),
     "gemini-embedding": ("gemini_embedding", "GeminiEmbeddingEncoder"),
     "modelstream": ("modelstream", "ModelstreamEncoder"),  # a modelstream server (docs/server.md)

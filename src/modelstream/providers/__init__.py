@@ -7,6 +7,7 @@ from .anthropic_messages import AnthropicMessagesDecoder
 from .base import StreamDecoderAdapter
 from .gemini_embedding import GeminiEmbeddingDecoder
 from .gemini_generate_content import GeminiGenerateContentDecoder
+from .gemini_interactions import GeminiInteractionsDecoder
 from .modelstream import ModelstreamDecoder
 from .openai_chat import OpenAIChatDecoder
 from .openai_embedding import OpenAIEmbeddingDecoder
@@ -17,6 +18,7 @@ DECODERS: dict[str, type[StreamDecoderAdapter]] = {
     "openai-responses": OpenAIResponsesDecoder,
     "anthropic-messages": AnthropicMessagesDecoder,
     "gemini-generate-content": GeminiGenerateContentDecoder,
+    "gemini-interactions": GeminiInteractionsDecoder,
     "openai-embedding": OpenAIEmbeddingDecoder,
     "gemini-embedding": GeminiEmbeddingDecoder,
     "modelstream": ModelstreamDecoder,  # a modelstream server's relayed events
