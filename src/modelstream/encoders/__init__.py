@@ -16,6 +16,7 @@ _ENCODERS: dict[str, tuple[str, str]] = {
     "gemini-generate-content": ("gemini_generate_content", "GeminiGenerateContentEncoder"),
     "openai-embedding": ("openai_embedding", "OpenAIEmbeddingEncoder"),
     "gemini-embedding": ("gemini_embedding", "GeminiEmbeddingEncoder"),
+    "bedrock-converse-stream": ("bedrock_converse_stream", "BedrockConverseStreamEncoder"),
     "modelstream": ("modelstream", "ModelstreamEncoder"),  # a modelstream server (docs/server.md)
 }
 
