@@ -235,8 +235,13 @@ EXAMPLES: dict[str, Any] = {
     "extra_body": {"performanceConfig": {"latency": "optimized"}},
     "trace_id": "trace-5f3a",
 }
-TOOL_SPEC = {"toolSpec": {"name": "get_weather", "description": "Weather for a city.",
-                          "inputSchema": {"json": SCHEMA}}}  # fmt: skip
+TOOL_SPEC = {
+    "toolSpec": {
+        "name": "get_weather",
+        "description": "Weather for a city.",
+        "inputSchema": {"json": SCHEMA},
+    }
+}
 KEY_CASES: dict[str, tuple[dict[str, Any], Any]] = {
     "system_prompt": ({}, {"system": [{"text": "Be brief."}]}),
     "max_tokens": ({}, {"inferenceConfig": {"maxTokens": 300}}),
@@ -245,8 +250,10 @@ KEY_CASES: dict[str, tuple[dict[str, Any], Any]] = {
     "stop": ({}, {"inferenceConfig": {"stopSequences": ["END"]}}),
     "seed": ({}, RAISES),
     "tools": ({}, {"toolConfig": {"tools": [TOOL_SPEC]}}),
-    "tool_choice": ({"tools": [WEATHER]}, {"toolConfig": {"tools": [TOOL_SPEC],
-                                                          "toolChoice": {"any": {}}}}),
+    "tool_choice": (
+        {"tools": [WEATHER]},
+        {"toolConfig": {"tools": [TOOL_SPEC], "toolChoice": {"any": {}}}},
+    ),
     "parallel_tool_calls": ({}, RAISES),
     "response_format": (
         {},
@@ -265,21 +272,27 @@ KEY_CASES: dict[str, tuple[dict[str, Any], Any]] = {
     ),
     "thinking_summary": (
         {"thinking_level": "low", "thinking_summary": False},
-        {"additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024,
-                                                       "display": "omitted"}}},
+        {
+            "additionalModelRequestFields": {
+                "thinking": {"type": "enabled", "budget_tokens": 1024, "display": "omitted"}
+            }
+        },
     ),
     "prompt_caching": (
         {"system_prompt": "S"},
         {
             "system": [{"text": "S"}, {"cachePoint": {"type": "default"}}],
             "messages": [
-                {"role": "user", "content": [{"text": "Hello"}, {"cachePoint": {"type": "default"}}]}
+                {
+                    "role": "user",
+                    "content": [{"text": "Hello"}, {"cachePoint": {"type": "default"}}],
+                }
             ],
         },
     ),
     "extra_body": ({}, {"performanceConfig": {"latency": "optimized"}}),
     "trace_id": ({}, UNCHANGED),
-}  # fmt: skip
+}
 
 
 def contains(expected: Any, actual: Any) -> bool:
@@ -329,19 +342,35 @@ def test_a_config_value_of_none_counts_as_unset() -> None:
         (CLAUDE, "low", {"thinking": {"type": "enabled", "budget_tokens": 1024}}, None),
         (CLAUDE, "max", {"thinking": {"type": "enabled", "budget_tokens": 28672}}, None),
         (CLAUDE, "none", {"thinking": {"type": "disabled"}}, None),
-        ("global.anthropic.claude-sonnet-4-6", "xhigh", {"thinking": {"type": "adaptive"}},
-         {"effort": "max"}),
-        ("anthropic.claude-opus-4-7", "xhigh", {"thinking": {"type": "adaptive"}},
-         {"effort": "xhigh"}),
-        ("amazon.nova-2-lite-v1:0", "medium",
-         {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": "medium"}}, None),
-        ("us.amazon.nova-2-lite-v1:0", "max",
-         {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": "high"}}, None),
+        (
+            "global.anthropic.claude-sonnet-4-6",
+            "xhigh",
+            {"thinking": {"type": "adaptive"}},
+            {"effort": "max"},
+        ),
+        (
+            "anthropic.claude-opus-4-7",
+            "xhigh",
+            {"thinking": {"type": "adaptive"}},
+            {"effort": "xhigh"},
+        ),
+        (
+            "amazon.nova-2-lite-v1:0",
+            "medium",
+            {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": "medium"}},
+            None,
+        ),
+        (
+            "us.amazon.nova-2-lite-v1:0",
+            "max",
+            {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": "high"}},
+            None,
+        ),
         ("amazon.nova-2-lite-v1:0", "none", {"reasoningConfig": {"type": "disabled"}}, None),
         ("openai.gpt-oss-20b-1:0", "high", {"reasoning_effort": "high"}, None),
         ("openai.gpt-oss-120b-1:0", "xhigh", {"reasoning_effort": "high"}, None),
     ],
-)  # fmt: skip
+)
 def test_thinking_goes_through_additional_model_request_fields_per_family(
     model: str, level: str, fields: dict[str, Any], output_config: dict[str, Any] | None
 ) -> None:
@@ -397,8 +426,12 @@ def test_what_claude_or_the_family_rejects_is_refused_before_sending(
 
 @pytest.mark.parametrize(
     ("choice", "expected"),
-    [("auto", {"auto": {}}), ("required", {"any": {}}), (["get_weather"], {"tool": {"name": "get_weather"}})],
-)  # fmt: skip
+    [
+        ("auto", {"auto": {}}),
+        ("required", {"any": {}}),
+        (["get_weather"], {"tool": {"name": "get_weather"}}),
+    ],
+)
 def test_tool_choice_maps_to_converse_tool_choice(choice: Any, expected: Any) -> None:
     assert body({"tools": [WEATHER], "tool_choice": choice})["toolConfig"]["toolChoice"] == expected
 
@@ -496,7 +529,13 @@ def test_a_tool_round_replays_reasoning_calls_and_results_in_bedrock_blocks() ->
                         "input": {"city": "Paris"},
                     }
                 },
-                {"toolUse": {"toolUseId": "call:2.b", "name": "get_weather", "input": {"city": "Lyon"}}},
+                {
+                    "toolUse": {
+                        "toolUseId": "call:2.b",
+                        "name": "get_weather",
+                        "input": {"city": "Lyon"},
+                    }
+                },
             ],
         },
         {
@@ -520,7 +559,7 @@ def test_a_tool_round_replays_reasoning_calls_and_results_in_bedrock_blocks() ->
                 },
             ],
         },
-    ]  # fmt: skip
+    ]
 
 
 def test_unsigned_or_foreign_thinking_is_dropped_for_claude_and_kept_as_text_elsewhere() -> None:
@@ -615,18 +654,27 @@ SAME_REQUEST: dict[str, dict[str, Any]] = {
         }
     },
     "pydanticai-bedrock-nova-extra-headers": {},
-    "pydanticai-bedrock-nova-text": {"system_prompt": "You are a helpful chatbot.", "temperature": 0.0},
+    "pydanticai-bedrock-nova-text": {
+        "system_prompt": "You are a helpful chatbot.",
+        "temperature": 0.0,
+    },
     "pydanticai-bedrock-nova-tool-result-answer": {
         "system_prompt": "You are a helpful chatbot.",
         "top_p": 0.5,
         "tools": [
-            {"name": "get_capital", "description": "Get the capital of a country.",
-             "parameters": parameters("country", "The country name.")},
-            {"name": "get_temperature", "description": "Get the temperature in a city.",
-             "parameters": parameters("city", "The city name.")},
+            {
+                "name": "get_capital",
+                "description": "Get the capital of a country.",
+                "parameters": parameters("country", "The country name."),
+            },
+            {
+                "name": "get_temperature",
+                "description": "Get the temperature in a city.",
+                "parameters": parameters("city", "The city name."),
+            },
         ],
     },
-}  # fmt: skip
+}
 
 
 def recorded_messages(request: dict[str, Any]) -> list[Any]:
@@ -693,8 +741,11 @@ DOC = REPO / "docs" / "requests-bedrock.md"
 def test_the_documented_thinking_table_is_what_the_encoder_sends() -> None:
     section = DOC.read_text().split("### Thinking per model family\n", 1)[1].split("\n#", 1)[0]
     rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| `")]
-    models = ["us.anthropic.claude-sonnet-4-20250514-v1:0", "amazon.nova-2-lite-v1:0",
-              "openai.gpt-oss-120b-1:0"]  # fmt: skip
+    models = [
+        "us.anthropic.claude-sonnet-4-20250514-v1:0",
+        "amazon.nova-2-lite-v1:0",
+        "openai.gpt-oss-120b-1:0",
+    ]
     assert [row[0].strip(" `") for row in rows] == ["none", "low", "medium", "high", "xhigh", "max"]
     for row in rows:
         level = row[0].strip(" `")
