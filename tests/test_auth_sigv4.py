@@ -195,6 +195,19 @@ def test_no_credentials_anywhere_is_a_configuration_error(aws_home: Path) -> Non
         AwsCredentialChain().credentials()
 
 
+def test_an_unknown_profile_is_a_configuration_error_naming_it(aws_home: Path) -> None:
+    with pytest.raises(ConfigurationError, match="nowhere"):
+        AwsCredentialChain("nowhere").credentials()
+
+
+def test_a_naive_time_is_refused_rather_than_read_as_local_time() -> None:
+    signer = SigV4Signer(StaticAwsCredentials(ACCESS_KEY, SECRET_KEY), region="us-east-1")
+    with pytest.raises(ValueError, match="aware datetime"):
+        signer.sign(
+            REQUESTS["a query string out of order, with encoded values"], NOW.replace(tzinfo=None)
+        )
+
+
 def test_no_region_anywhere_is_a_configuration_error(aws_home: Path) -> None:
     with pytest.raises(ConfigurationError, match="set AWS_REGION"):
         bedrock_signer()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -29,6 +31,18 @@ def _botocore_session(profile: str | None) -> Any:
     return botocore.session.Session(profile=profile)
 
 
+@contextmanager
+def _chain_errors(what: str) -> Iterator[None]:
+    """botocore's own errors (an unknown profile, an expired SSO login) as a ConfigurationError;
+    their messages name profiles and files, never key material."""
+    import botocore.exceptions
+
+    try:
+        yield
+    except botocore.exceptions.BotoCoreError as error:
+        raise ConfigurationError(f"{what}: {error}") from None
+
+
 class AwsCredentialChain:
     """Credentials as the AWS SDKs find them, for one profile (None: `AWS_PROFILE` or default).
 
@@ -43,7 +57,9 @@ class AwsCredentialChain:
     def credentials(self) -> AwsCredentials:
         with self._lock:
             if self._resolved is None:
-                resolved = _botocore_session(self.profile).get_credentials()
+                session = _botocore_session(self.profile)
+                with _chain_errors("the AWS credential chain failed"):
+                    resolved = session.get_credentials()
                 if resolved is None:
                     where = f"profile {self.profile!r}" if self.profile else "the AWS chain"
                     raise ConfigurationError(
@@ -52,7 +68,8 @@ class AwsCredentialChain:
                         "aws sso login)"
                     )
                 self._resolved = resolved
-            frozen = self._resolved.get_frozen_credentials()
+            with _chain_errors("refreshing AWS credentials failed"):
+                frozen = self._resolved.get_frozen_credentials()
         return AwsCredentials(
             frozen.access_key,
             Secret(frozen.secret_key),
@@ -67,9 +84,11 @@ def aws_region(profile: str | None = None) -> str | None:
     """The region the AWS SDKs would use: `AWS_REGION`, `AWS_DEFAULT_REGION`, then the profile's
     `region` in the config file; None when none is set. (botocore itself reads only
     `AWS_DEFAULT_REGION`; the other SDKs and the CLI put `AWS_REGION` first.)"""
-    region = os.environ.get("AWS_REGION") or _botocore_session(profile).get_config_variable(
-        "region"
-    )
+    region = os.environ.get("AWS_REGION")
+    if not region:
+        session = _botocore_session(profile)
+        with _chain_errors("reading the AWS region failed"):
+            region = session.get_config_variable("region")
     return str(region) if region else None
 
 

@@ -90,6 +90,8 @@ class StaticAwsCredentials:
 
 
 def amz_date(now: datetime) -> str:
+    if now.tzinfo is None:  # a naive time would be read as local time: a wrong signature
+        raise ValueError("SigV4 needs an aware datetime, e.g. datetime.now(UTC)")
     return now.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
