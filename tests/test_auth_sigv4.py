@@ -8,7 +8,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from unittest import mock
 
+import botocore.auth as botocore_auth
 import pytest
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
 
 from modelstream.auth import (
     AwsCredentialChain,
@@ -19,10 +22,6 @@ from modelstream.auth import (
     bedrock_signer,
 )
 from modelstream.errors import ConfigurationError
-
-botocore_auth = pytest.importorskip("botocore.auth")
-from botocore.awsrequest import AWSRequest  # noqa: E402
-from botocore.credentials import Credentials  # noqa: E402
 
 NOW = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
 ACCESS_KEY = "AKIDEXAMPLE"

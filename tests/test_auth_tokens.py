@@ -7,7 +7,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import google.auth.credentials as google_credentials
 import pytest
+from google.oauth2.credentials import Credentials as OAuthCredentials
 
 from modelstream.auth import (
     GoogleAccessTokens,
@@ -21,9 +23,6 @@ from modelstream.auth import (
     vertex_signer,
 )
 from modelstream.errors import ConfigurationError
-
-google_credentials = pytest.importorskip("google.auth.credentials")
-from google.oauth2.credentials import Credentials as OAuthCredentials  # noqa: E402
 
 NOW = datetime(2026, 3, 14, 15, 0, tzinfo=UTC)
 REQUEST = SignableRequest("POST", "https://example.test/v1/x", {"content-type": "x"}, b"{}")

@@ -15,6 +15,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from botocore.loaders import Loader
+from botocore.model import ServiceModel
+from botocore.validate import ParamValidator
 
 from modelstream.encoders import encode_request
 from modelstream.encoders.base import MISSING_RESULT_TEXT
@@ -83,11 +86,8 @@ def body(config: Any = None, messages: Any = None, model: str = CLAUDE) -> Any:
 
 # --- the AWS service model's ConverseStream request shape --------------------------------------
 
-botocore_loaders = pytest.importorskip("botocore.loaders")
-from botocore.model import ServiceModel  # noqa: E402
-from botocore.validate import ParamValidator  # noqa: E402
 
-SERVICE = ServiceModel(botocore_loaders.Loader().load_service_model("bedrock-runtime", "service-2"))
+SERVICE = ServiceModel(Loader().load_service_model("bedrock-runtime", "service-2"))
 CONVERSE_STREAM = SERVICE.operation_model("ConverseStream")
 
 
