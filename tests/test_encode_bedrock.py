@@ -99,9 +99,10 @@ def botocore_params(model: str, json_body: dict[str, Any]) -> dict[str, Any]:
         for block in message["content"]:
             blocks = [block, *block.get("toolResult", {}).get("content", [])]
             for inner in blocks:
-                if "image" in inner:
-                    source = inner["image"]["source"]
-                    source["bytes"] = base64.b64decode(source["bytes"])
+                for kind in ("image", "document"):
+                    if kind in inner:
+                        source = inner[kind]["source"]
+                        source["bytes"] = base64.b64decode(source["bytes"])
             reasoning = block.get("reasoningContent", {})
             if "redactedContent" in reasoning:
                 reasoning["redactedContent"] = base64.b64decode(reasoning["redactedContent"])
@@ -584,12 +585,31 @@ def test_unsigned_or_foreign_thinking_is_dropped_for_claude_and_kept_as_text_els
     [
         (image("https://example.com/cat.png"), "not URLs"),
         (image("data:image/bmp;base64,Qk0="), "not image/bmp"),
+        (image("data:application/zip;base64,UEs="), "not application/zip"),
         (image("file:///etc/passwd"), "never read"),
     ],
 )
 def test_images_must_be_bytes_in_a_format_converse_takes(item: Any, reason: str) -> None:
     with pytest.raises(InvalidMessageError, match=reason):
         encode([user(text("look"), item)])
+
+
+def test_documents_are_named_blocks_numbered_through_the_request() -> None:
+    pdf = "data:application/pdf;base64,JVBERi0="
+    history = [
+        user(text("Summarize both."), image(pdf), image("data:text/plain,hello")),
+        assistant(call("c1", "lookup", {})),
+        user(result("c1", "", images=[pdf])),
+    ]
+    sent = body(messages=history)
+    assert sent["messages"][0]["content"][1:] == [
+        {"document": {"format": "pdf", "name": "document-1", "source": {"bytes": "JVBERi0="}}},
+        {"document": {"format": "txt", "name": "document-2", "source": {"bytes": "aGVsbG8="}}},
+    ]
+    assert sent["messages"][2]["content"][0]["toolResult"]["content"] == [
+        {"document": {"format": "pdf", "name": "document-3", "source": {"bytes": "JVBERi0="}}}
+    ]
+    assert_valid_converse_stream(CLAUDE, sent)
 
 
 def test_tool_call_ids_are_normalized_the_same_way_for_call_and_result() -> None:

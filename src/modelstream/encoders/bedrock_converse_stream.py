@@ -47,15 +47,17 @@ it), tool calls as `toolUse`, results as `toolResult` (first in their turn, stat
 call that was never answered). Fidelity keys other than signature / redacted_content are
 foreign: that thinking is dropped when it has no signature and the model family needs one
 (Claude); families that take unsigned reasoning text get it back as text. Images go as bytes
-(base64 in the JSON body) with their format: data: URLs and inline data only, since Converse
-cannot fetch an http(s) URL.
+(base64 in the JSON body) with their format, PDFs and other documents as `document` blocks
+named `document-<n>`: data: URLs and inline data only, since Converse cannot fetch a URL.
 """
 
 from __future__ import annotations
 
 import base64
 import copy
+import itertools
 import json
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -98,6 +100,17 @@ _FIDELITY_KEYS = frozenset({"signature", "redacted_content"})
 _TOOL_ID_ALLOWED = r"[a-zA-Z0-9_.:-]"  # the ToolUseId pattern of the service model
 _TOOL_ID_MAX = 64
 _IMAGE_FORMATS = {f"image/{name}": name for name in ("png", "jpeg", "gif", "webp")}
+_DOCUMENT_FORMATS = {
+    "application/pdf": "pdf",
+    "text/csv": "csv",
+    "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/html": "html",
+    "text/plain": "txt",
+    "text/markdown": "md",
+}
 # cross-region inference profiles put a geography before the provider: us.anthropic.claude-…
 _PROFILE_PREFIXES = frozenset({"us", "eu", "apac", "global", "us-gov", "jp", "au", "ca"})
 _CACHING_FAMILIES = frozenset({"anthropic", "amazon"})
@@ -370,9 +383,10 @@ def _response_format(body: dict[str, Any], settings: dict[str, Any]) -> None:
 
 def _messages(history: list[Message], claude: bool) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    documents = itertools.count(1)  # Converse needs a name for every document
     for message in history:
         if message["role"] == "user":
-            content = _user_content(message)
+            content = _user_content(message, documents)
         else:
             content = _assistant_content(message, claude)
         if content:  # a turn left with nothing (foreign thinking only) is left out
@@ -380,30 +394,31 @@ def _messages(history: list[Message], claude: bool) -> list[dict[str, Any]]:
     return out
 
 
-def _user_content(message: Message) -> list[dict[str, Any]]:
+def _user_content(message: Message, documents: Iterator[int]) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []  # Claude wants tool results first in their turn
     rest: list[dict[str, Any]] = []
     for item in items_of(message):
         kind = item["type"]
         if kind == "tool_result.done":
-            results.append(_tool_result(item))
+            results.append(_tool_result(item, documents))
         elif kind == "text.done":
             if item["text"]:  # Converse rejects blank text blocks
                 rest.append({"text": item["text"]})
         elif kind == "image_url.done":
-            rest.append(_image_from_url(item["image_url"]))
+            rest.append(_media_from_url(item["image_url"], documents))
         elif kind == "inline_data.done":
-            rest.append(_image(item["mime_type"], base64.b64encode(item["data"]).decode()))
+            data = base64.b64encode(item["data"]).decode()
+            rest.append(_media(item["mime_type"], data, documents))
         else:
             raise InvalidMessageError(f"Bedrock cannot take {kind} in a user message")
     return results + rest
 
 
-def _tool_result(item: Any) -> dict[str, Any]:
+def _tool_result(item: Any, documents: Iterator[int]) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if item["text"] or not item.get("images"):
         content.append({"text": item["text"]})
-    content.extend(_image_from_url(url) for url in item.get("images") or [])
+    content.extend(_media_from_url(url, documents) for url in item.get("images") or [])
     block: dict[str, Any] = {
         "toolUseId": normalize_tool_call_id(
             item["tool_call_id"], allowed=_TOOL_ID_ALLOWED, max_length=_TOOL_ID_MAX
@@ -456,23 +471,28 @@ def _reasoning(text: str, fidelity: dict[str, Any] | None, claude: bool) -> dict
     return {"reasoningText": {"text": text}}
 
 
-# --- images -----------------------------------------------------------------------------------
+# --- images and documents ---------------------------------------------------------------------
 
 
-def _image_from_url(url: str) -> dict[str, Any]:
+def _media_from_url(url: str, documents: Iterator[int]) -> dict[str, Any]:
     if url_kind(url) != "data":
         raise InvalidMessageError(
-            "Bedrock takes images as bytes, not URLs: pass a data: URL or inline_data "
-            f"(got {url[:40]!r}; files and URLs are never fetched)"
+            "Bedrock takes images and documents as bytes, not URLs: pass a data: URL or "
+            f"inline_data (got {url[:40]!r}; files and URLs are never fetched)"
         )
     media_type, data = parse_data_url(url)
-    return _image(media_type, data)
+    return _media(media_type, data, documents)
 
 
-def _image(media_type: str, data: str) -> dict[str, Any]:
+def _media(media_type: str, data: str, documents: Iterator[int]) -> dict[str, Any]:
     image_format = _IMAGE_FORMATS.get(media_type)
-    if image_format is None:
-        raise InvalidMessageError(
-            f"Bedrock takes png, jpeg, gif and webp images, not {media_type or 'untyped data'}"
-        )
-    return {"image": {"format": image_format, "source": {"bytes": data}}}
+    if image_format is not None:
+        return {"image": {"format": image_format, "source": {"bytes": data}}}
+    document_format = _DOCUMENT_FORMATS.get(media_type)
+    if document_format is not None:
+        name = f"document-{next(documents)}"
+        return {"document": {"format": document_format, "name": name, "source": {"bytes": data}}}
+    raise InvalidMessageError(
+        "Bedrock takes png, jpeg, gif and webp images and pdf, csv, doc(x), xls(x), html, txt "
+        f"and md documents, not {media_type or 'untyped data'}"
+    )
