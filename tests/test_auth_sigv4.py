@@ -4,11 +4,15 @@ strings, session credentials), at a fixed time; and the credentials the AWS chai
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 from unittest import mock
 
 import botocore.auth as botocore_auth
+import httpx
 import pytest
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
@@ -218,3 +222,64 @@ def test_without_botocore_the_error_says_which_extra_to_install(
     monkeypatch.setitem(__import__("sys").modules, "botocore.session", None)
     with pytest.raises(ConfigurationError, match=r"pip install 'modelstream\[aws\]'"):
         AwsCredentialChain().credentials()
+
+
+# --- over a real HTTP connection ----------------------------------------------------------------
+
+
+class _Verifier(BaseHTTPRequestHandler):
+    """Recomputes the signature of what actually arrived with botocore, as AWS would."""
+
+    protocol_version = "HTTP/1.1"
+    verdicts: ClassVar[list[tuple[str, str]]] = []
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        sent = self.headers["Authorization"]
+        signed_names = sent.split("SignedHeaders=")[1].split(",")[0].split(";")
+        arrived = AWSRequest(
+            method="POST",
+            url=f"http://{self.headers['Host']}{self.path}",
+            data=body,
+            headers={name: self.headers[name] for name in signed_names if name != "host"},
+        )
+        when = datetime.strptime(self.headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+        token = self.headers.get("X-Amz-Security-Token")
+        reference = botocore_auth.SigV4Auth(
+            Credentials(ACCESS_KEY, SECRET_KEY, token), "bedrock", "us-east-1"
+        )
+        with mock.patch.object(botocore_auth, "get_current_datetime", return_value=when):
+            reference.add_auth(arrived)
+        self.verdicts.append((sent, arrived.headers["Authorization"]))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_what_httpx_sends_is_what_was_signed() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Verifier)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = (
+            f"http://127.0.0.1:{server.server_port}"
+            "/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream"
+        )
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/vnd.amazon.eventstream",
+        }
+        signer = SigV4Signer(
+            StaticAwsCredentials(ACCESS_KEY, SECRET_KEY, SESSION_TOKEN), region="us-east-1"
+        )
+        with httpx.Client() as http:
+            signed = signer.sign(SignableRequest("POST", url, headers, BODY), NOW)
+            assert http.post(url, content=BODY, headers={**headers, **signed}).status_code == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+    ((sent, recomputed),) = _Verifier.verdicts
+    assert sent == recomputed
