@@ -469,11 +469,11 @@ def test_prompt_caching_puts_cache_points_after_tools_system_and_the_last_messag
     assert sent["messages"][-1]["content"][-1] == {"cachePoint": {"type": "default"}}
 
 
-def test_prompt_caching_is_refused_for_a_family_that_does_not_cache() -> None:
+@pytest.mark.parametrize("model", ["meta.llama3-70b-instruct-v1:0", "amazon.titan-text-express-v1"])
+def test_prompt_caching_is_refused_for_a_model_bedrock_does_not_cache_for(model: str) -> None:
     with pytest.raises(UnsupportedParameterError, match="prompt_caching"):
-        encode(config={"prompt_caching": True}, model="meta.llama3-70b-instruct-v1:0")
-    no = "meta.llama3-70b-instruct-v1:0"
-    assert encode(config={"prompt_caching": False}, model=no) == encode(model=no)
+        encode(config={"prompt_caching": True}, model=model)
+    assert encode(config={"prompt_caching": False}, model=model) == encode(model=model)
 
 
 def test_json_mode_without_a_schema_is_refused() -> None:

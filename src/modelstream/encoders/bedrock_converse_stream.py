@@ -113,7 +113,7 @@ _DOCUMENT_FORMATS = {
 }
 # cross-region inference profiles put a geography before the provider: us.anthropic.claude-…
 _PROFILE_PREFIXES = frozenset({"us", "eu", "apac", "global", "us-gov", "jp", "au", "ca"})
-_CACHING_FAMILIES = frozenset({"anthropic", "amazon"})
+_CACHING_MODELS = ("anthropic.claude", "amazon.nova")  # the families Bedrock caches prompts for
 _UPPER_EFFORTS: dict[ThinkingLevel, str] = {
     "low": "low",
     "medium": "medium",
@@ -160,7 +160,7 @@ class BedrockConverseStreamEncoder:
                 "parallel_tool_calls", PROTOCOL, "Converse has no switch for parallel tool calls"
             )
         family = model_family(model)
-        caching = _caching(settings, family)
+        caching = _caching(settings, model)
         claude = family == "anthropic"
         body: dict[str, Any] = {"messages": _messages(complete_tool_results(messages), claude)}
         if not body["messages"]:
@@ -186,17 +186,17 @@ class BedrockConverseStreamEncoder:
 # --- config -----------------------------------------------------------------------------------
 
 
-def _caching(settings: dict[str, Any], family: str) -> bool:
+def _caching(settings: dict[str, Any], model: str) -> bool:
     caching = settings.get("prompt_caching")
     if caching is None or caching is False:
         return False
     if caching is not True:
         raise UnsupportedParameterError("prompt_caching", PROTOCOL, "must be True or False")
-    if family not in _CACHING_FAMILIES:
+    if not model_name(model).startswith(_CACHING_MODELS):
         raise UnsupportedParameterError(
             "prompt_caching",
             PROTOCOL,
-            f"Bedrock caches prompts for Claude and Nova models only, not {family or 'this id'}",
+            f"Bedrock caches prompts for Claude and Nova models only, not {model!r}",
         )
     return True
 
