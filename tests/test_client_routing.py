@@ -3,6 +3,8 @@ an environment key on the URL it was configured for, and keys kept out of every 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from modelstream import ConfigurationError, ProviderError
@@ -261,3 +263,47 @@ def test_keys_appear_in_no_repr_and_no_error(drive: Drive, emu: Emulator) -> Non
         asyncio.run(client.aclose())
     else:
         client.close()
+
+
+def every_signer_kind() -> dict[str, Any]:
+    """One signer of each kind in modelstream.auth, each holding SECRET (AWS: as the secret key
+    and as the session token)."""
+    from datetime import UTC, datetime, timedelta
+
+    from google.oauth2.credentials import Credentials as GoogleCredentials
+
+    from modelstream import auth
+
+    expiry = (datetime.now(UTC) + timedelta(hours=1)).replace(tzinfo=None)
+    aws = auth.StaticAwsCredentials("AKIDEXAMPLE", SECRET, SECRET + "-session")
+    return {
+        "bearer": auth.BearerSigner(SECRET),
+        "bedrock api key": auth.bedrock_api_key(Secret(SECRET)),
+        "x-api-key": auth.anthropic_key(SECRET),
+        "x-goog-api-key": auth.gemini_key(SECRET),
+        "azure api-key": auth.azure_key(SECRET),
+        "azure entra id": auth.entra_id(lambda: SECRET),
+        "sigv4": auth.SigV4Signer(aws, region="us-east-1"),
+        "vertex adc": auth.vertex_signer(GoogleCredentials(token=SECRET, expiry=expiry)),
+    }
+
+
+@pytest.mark.parametrize("kind", list(every_signer_kind()))
+def test_no_signer_shows_its_secret_in_a_repr_and_each_masks_it_in_echoed_errors(
+    kind: str,
+) -> None:
+    from datetime import UTC, datetime
+
+    from modelstream.auth import SignableRequest
+
+    signer = every_signer_kind()[kind]
+    request = SignableRequest("POST", "https://bedrock.example/model/m/converse-stream", {}, b"{}")
+    headers = signer.sign(request, datetime.now(UTC))
+    sent = " ".join(headers.values())
+    assert SECRET in sent or kind == "sigv4"  # SigV4 sends a signature, never the secret key
+    echoed = f"invalid credentials: {sent} / {SECRET} / {SECRET}-session"
+    shown = [repr(signer), str(signer), signer.redact(echoed)]
+    if kind == "sigv4":
+        shown += [repr(signer.provider.credentials()), str(signer.provider)]
+    for text in shown:
+        assert SECRET not in text, text

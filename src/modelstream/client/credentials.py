@@ -11,30 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..auth.secret import Secret
 from ..errors import ConfigurationError
 from .routing import Route
 
-
-class Secret:
-    """An API key that never shows itself in a repr, a str, a log line or an error."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        """The key itself, for the one place that needs it: the auth header."""
-        return self._value
-
-    def redact(self, text: str) -> str:
-        """`text` with every occurrence of the key masked (provider messages may echo it)."""
-        return text.replace(self._value, "***") if self._value else text
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
+__all__ = ["Endpoint", "Secret", "normalize_url", "resolve_endpoint"]
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ _ENCODERS: dict[str, tuple[str, str]] = {
     "gemini-interactions": ("gemini_interactions", "GeminiInteractionsEncoder"),
     "openai-embedding": ("openai_embedding", "OpenAIEmbeddingEncoder"),
     "gemini-embedding": ("gemini_embedding", "GeminiEmbeddingEncoder"),
+    "bedrock-converse-stream": ("bedrock_converse_stream", "BedrockConverseStreamEncoder"),
     "modelstream": ("modelstream", "ModelstreamEncoder"),  # a modelstream server (docs/server.md)
 }
 
