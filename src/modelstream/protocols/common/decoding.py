@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from ..errors import MalformedFrameError
+from ...errors import MalformedFrameError
 
 if TYPE_CHECKING:
-    from ..assembler import ItemAssembler
+    from ...assembler import ItemAssembler
 
 
 class StreamDecoderAdapter(Protocol):

@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import ProviderError
-from ..types import FinishReason, Usage
-from .base import int_or_none, load_json
+from ...errors import ProviderError
+from ...types import FinishReason, Usage
+from ..common.decoding import int_or_none, load_json
 
 _FINISH: dict[str, FinishReason] = {
     "end_turn": "stop",

@@ -27,9 +27,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ..errors import InvalidMessageError, UnsupportedParameterError
-from ..types import Config, Message, ThinkingLevel
-from .base import (
+from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...types import Config, Message, ThinkingLevel
+from ..common.encoding import (
     THINKING_LEVELS,
     ProviderRequest,
     check_messages,
@@ -37,20 +37,20 @@ from .base import (
     items_of,
     normalize_tool_call_id,
 )
-from .openai_chat import (
+from ..common.options import (
+    check_prompt_caching,
+    merge_extra_body,
+    read_config,
+    response_format_spec,
+    thinking_level,
+)
+from ..openai_chat.encoder import (
     TOOL_ID_CHARS,
     arguments_json,
     check_image_url,
     function_definition,
     inline_image_url,
     tool_fields,
-)
-from .options import (
-    check_prompt_caching,
-    merge_extra_body,
-    read_config,
-    response_format_spec,
-    thinking_level,
 )
 
 PROTOCOL = "openai-responses"

@@ -52,11 +52,11 @@ from typing import Any
 
 import orjson
 
-from ..error_bodies import gemini_retry_delay, is_retryable_kind
-from ..errors import ProviderError
-from ..types import FinishReason
-from .base import load_json
-from .inline_media import decode_base64
+from ...error_bodies import gemini_retry_delay, is_retryable_kind
+from ...errors import ProviderError
+from ...types import FinishReason
+from ..common.decoding import load_json
+from ..common.inline_media import decode_base64
 
 _FINISH: dict[str, FinishReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
 # Candidate fields this decoder reads; any other non-empty field is skipped and counted.

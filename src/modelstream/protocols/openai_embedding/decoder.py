@@ -18,9 +18,9 @@ import base64
 import struct
 from typing import Any
 
-from ..errors import ProviderError
-from ..types import Usage
-from .base import int_or_none, load_json
+from ...errors import ProviderError
+from ...types import Usage
+from ..common.decoding import int_or_none, load_json
 
 _RETRYABLE = {"server_error", "rate_limit_exceeded", "insufficient_quota_retry"}
 

@@ -61,10 +61,10 @@ from typing import Any
 
 from orjson import loads
 
-from ..errors import ProviderError, SequenceGapError
-from ..types import FinishReason, Usage
-from .base import int_or_none, malformed_frame
-from .inline_media import decode_base64
+from ...errors import ProviderError, SequenceGapError
+from ...types import FinishReason, Usage
+from ..common.decoding import int_or_none, malformed_frame
+from ..common.inline_media import decode_base64
 
 _TEXT_DELTA = "response.output_text.delta"
 _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length"}

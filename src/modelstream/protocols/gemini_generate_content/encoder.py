@@ -43,9 +43,9 @@ import copy
 import re
 from typing import Any, Literal
 
-from ..errors import InvalidMessageError, UnsupportedParameterError
-from ..types import Config, Message, ThinkingLevel
-from .base import (
+from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...types import Config, Message, ThinkingLevel
+from ..common.encoding import (
     ProviderRequest,
     check_messages,
     complete_tool_results,
@@ -53,8 +53,8 @@ from .base import (
     items_of,
     own_fidelity,
 )
-from .media import guess_media_type, parse_data_url, url_kind
-from .options import (
+from ..common.media import guess_media_type, parse_data_url, url_kind
+from ..common.options import (
     checked_tool_choice,
     merge_extra_body,
     read_config,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ..types import Config, Message
-from .base import ProviderRequest, check_messages, items_of
-from .options import read_config
+from ...types import Config, Message
+from ..common.encoding import ProviderRequest, check_messages, items_of
+from ..common.options import read_config
 
 PROTOCOL = "modelstream"
 STREAM_PATH = "/v1/stream"

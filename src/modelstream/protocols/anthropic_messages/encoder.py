@@ -44,9 +44,9 @@ import copy
 import re
 from typing import Any, Literal
 
-from ..errors import InvalidMessageError, UnsupportedParameterError
-from ..types import Config, Message, ThinkingLevel
-from .base import (
+from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...types import Config, Message, ThinkingLevel
+from ..common.encoding import (
     MISSING_RESULT_TEXT,
     ProviderRequest,
     check_messages,
@@ -55,8 +55,8 @@ from .base import (
     normalize_tool_call_id,
     own_fidelity,
 )
-from .media import guess_media_type, parse_data_url, url_kind
-from .options import (
+from ..common.media import guess_media_type, parse_data_url, url_kind
+from ..common.options import (
     checked_tool_choice,
     merge_extra_body,
     read_config,

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidMessageError, UnsupportedParameterError
-from ..types import Config, Message
-from .base import ProviderRequest, check_messages, items_of
-from .options import check_embedding_config, merge_extra_body, read_config
+from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...types import Config, Message
+from ..common.encoding import ProviderRequest, check_messages, items_of
+from ..common.options import check_embedding_config, merge_extra_body, read_config
 
 PROTOCOL = "openai-embedding"
 

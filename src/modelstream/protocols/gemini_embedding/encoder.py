@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidMessageError
-from ..types import Config, Message
-from .base import ProviderRequest, check_messages, items_of
-from .gemini_generate_content import media_part, model_resource
-from .options import check_embedding_config, merge_extra_body, read_config
+from ...errors import InvalidMessageError
+from ...types import Config, Message
+from ..common.encoding import ProviderRequest, check_messages, items_of
+from ..common.options import check_embedding_config, merge_extra_body, read_config
+from ..gemini_generate_content.encoder import media_part, model_resource
 
 PROTOCOL = "gemini-embedding"
 

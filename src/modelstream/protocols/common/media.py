@@ -12,7 +12,7 @@ import mimetypes
 import urllib.parse
 from typing import Any, Literal
 
-from ..errors import InvalidMessageError
+from ...errors import InvalidMessageError
 
 UrlKind = Literal["data", "http"]
 

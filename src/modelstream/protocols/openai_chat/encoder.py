@@ -32,9 +32,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import InvalidMessageError, UnsupportedParameterError
-from ..types import Config, Message, ThinkingLevel, ToolChoice
-from .base import (
+from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...types import Config, Message, ThinkingLevel, ToolChoice
+from ..common.encoding import (
     THINKING_LEVELS,
     ProviderRequest,
     check_messages,
@@ -42,8 +42,8 @@ from .base import (
     items_of,
     normalize_tool_call_id,
 )
-from .media import url_kind
-from .options import (
+from ..common.media import url_kind
+from ..common.options import (
     check_prompt_caching,
     checked_tool_choice,
     merge_extra_body,

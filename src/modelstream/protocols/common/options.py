@@ -11,9 +11,9 @@ import copy
 from collections.abc import Collection
 from typing import Any
 
-from ..errors import UnsupportedParameterError
-from ..types import Config, ThinkingLevel, ToolChoice
-from .base import THINKING_LEVELS
+from ...errors import UnsupportedParameterError
+from ...types import Config, ThinkingLevel, ToolChoice
+from .encoding import THINKING_LEVELS
 
 _CONFIG_KEYS = frozenset(Config.__optional_keys__ | Config.__required_keys__)
 _EMBEDDING_KEYS = frozenset({"extra_body", "trace_id"})

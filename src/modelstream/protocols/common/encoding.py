@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import InvalidMessageError
-from ..types import Config, Message, ThinkingLevel
+from ...errors import InvalidMessageError
+from ...types import Config, Message, ThinkingLevel
 
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("none", "low", "medium", "high", "xhigh", "max")
 

@@ -44,10 +44,10 @@ from typing import Any
 
 import orjson
 
-from ..errors import ProviderError
-from ..types import FinishReason, Usage
-from .base import int_or_none, malformed_frame
-from .inline_media import decode_base64
+from ...errors import ProviderError
+from ...types import FinishReason, Usage
+from ..common.decoding import int_or_none, malformed_frame
+from ..common.inline_media import decode_base64
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import (
+from ...errors import (
     EmptyResponseError,
     FrameTooLargeError,
     IncompleteStreamError,
@@ -42,8 +42,8 @@ from ..errors import (
     ToolCallArgumentParseError,
     UnsupportedParameterError,
 )
-from ..types import FINISH_REASONS, FinishReason
-from .base import load_json
+from ...types import FINISH_REASONS, FinishReason
+from ..common.decoding import load_json
 
 # item type -> (kind, is the `.done`)
 _ITEM_TYPES: dict[str, tuple[str, bool]] = {

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import IncompleteStreamError
-from .base import int_or_none, load_json
-from .gemini_generate_content import gemini_error
+from ...errors import IncompleteStreamError
+from ..common.decoding import int_or_none, load_json
+from ..gemini_generate_content.decoder import gemini_error
 
 
 class GeminiEmbeddingDecoder:

@@ -1,0 +1,21 @@
+"""OpenAI Responses (`POST /responses`, SSE with named events)."""
+
+from __future__ import annotations
+
+from ..common.providers import OPENAI
+from ..descriptor import BEARER, Emulation, ModelRoute, Protocol
+from .decoder import OpenAIResponsesDecoder
+from .encoder import OpenAIResponsesEncoder
+
+PROTOCOL = Protocol(
+    name="openai-responses",
+    decoder=OpenAIResponsesDecoder,
+    encoder=OpenAIResponsesEncoder,
+    framing="sse",
+    auth=BEARER,
+    provider=OPENAI,
+    routes=(ModelRoute(("gpt-", "o1", "o3", "o4", "chatgpt-"), OPENAI),),
+    emulation=Emulation(
+        "modelstream.protocols.openai_responses.emulator", (r"/v1/responses",), "/v1"
+    ),
+)
