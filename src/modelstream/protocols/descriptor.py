@@ -83,6 +83,7 @@ class Protocol:
     read_error_body: Callable[[bytes], ErrorBody] = read_error_body  # a refused request's body
     otel_operation: str = "chat"  # OpenTelemetry `gen_ai.operation.name`
     emulation: Emulation | None = None  # how the emulator serves it (None: not emulated)
+    example_model: str = ""  # a model whose name routes here: for the demo, bench and tests
     relayed: bool = False  # a modelstream server's relayed events, not a provider's wire
     embedding: bool = False  # answers with vectors, not a stream of items
 

@@ -15,5 +15,6 @@ PROTOCOL = Protocol(
     auth=KeyHeader("x-api-key"),
     provider=ANTHROPIC,
     routes=(ModelRoute(("claude-",), ANTHROPIC),),
+    example_model="claude-sonnet-4-5",
     emulation=Emulation("modelstream.protocols.anthropic_messages.emulator", (r"/v1/messages",)),
 )

@@ -17,6 +17,7 @@ PROTOCOL = Protocol(
     routes=(ModelRoute(("gemini-embedding-", "text-embedding-004"), GOOGLE),),
     accept="application/json",
     otel_operation="embeddings",
+    example_model="gemini-embedding-001",
     emulation=Emulation(
         "modelstream.protocols.gemini_embedding.emulator",
         (r"/v1beta/models/(?P<model>[^/:]+):(?:embedContent|batchEmbedContents)",),

@@ -16,6 +16,7 @@ PROTOCOL = Protocol(
     provider=GOOGLE,
     routes=(ModelRoute(("gemini-",), GOOGLE),),
     otel_operation="generate_content",  # the GenAI conventions' name for Gemini's API
+    example_model="gemini-2.5-flash",
     emulation=Emulation(
         "modelstream.protocols.gemini_generate_content.emulator",
         (r"/v1beta/models/(?P<model>[^/:]+):streamGenerateContent",),

@@ -36,6 +36,7 @@ PROTOCOL = Protocol(
         # MiniMax writes its ids "MiniMax-M2"; prefixes compare case-insensitively
         ModelRoute(("minimax-",), _compatible("minimax", "https://api.minimax.io/v1", "MINIMAX")),
     ),
+    example_model="deepseek-chat",
     emulation=Emulation(
         "modelstream.protocols.openai_chat.emulator", (r"/v1/chat/completions",), "/v1"
     ),

@@ -17,6 +17,7 @@ PROTOCOL = Protocol(
     routes=(ModelRoute(("text-embedding-",), OPENAI),),
     accept="application/json",
     otel_operation="embeddings",
+    example_model="text-embedding-3-small",
     emulation=Emulation(
         "modelstream.protocols.openai_embedding.emulator", (r"/v1/embeddings",), "/v1"
     ),

@@ -15,6 +15,7 @@ PROTOCOL = Protocol(
     auth=BEARER,
     provider=OPENAI,
     routes=(ModelRoute(("gpt-", "o1", "o3", "o4", "chatgpt-"), OPENAI),),
+    example_model="gpt-5-mini",
     emulation=Emulation(
         "modelstream.protocols.openai_responses.emulator", (r"/v1/responses",), "/v1"
     ),
