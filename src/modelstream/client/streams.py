@@ -157,6 +157,7 @@ class StreamCall:
             provider=self.provider,
             now=self._wall(),
             secret=self._secret,
+            read_body=REGISTRY[self.protocol].read_error_body,
         )
 
     def past_deadline(self) -> bool:
