@@ -49,7 +49,9 @@ import httpx
 import synthetic
 from modelstream import AsyncClient, Client, Message, StreamDecoder
 from modelstream.errors import StreamError
+from modelstream.protocols import REGISTRY, encode_request
 from modelstream.results import FinalResponse
+from modelstream.testing import routes
 
 RATIO_TARGET = 1.3
 FRAGMENTS = 20_000
@@ -61,27 +63,12 @@ MODES = ("async", "sync")
 # per-chunk cost (h11's chunk parsing, httpx's per-chunk layers, the client's own per-read work)
 # is paid 20,000 times.
 CHUNKINGS = {"16k": 16 * 1024, "frame": None}
-MODELS = {
-    "openai-chat": "gpt-4o-mini",
-    "openai-responses": "gpt-5-mini",
-    "anthropic-messages": "claude-sonnet-4-5",
-    "gemini-generate-content": "gemini-2.5-flash",
-}
-PATHS = {
-    "openai-chat": "/v1/chat/completions",
-    "openai-responses": "/v1/responses",
-    "anthropic-messages": "/v1/messages",
-    "gemini-generate-content": "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
-}
-BASE_PATHS = {
-    "openai-chat": "/v1",
-    "openai-responses": "/v1",
-    "anthropic-messages": "",
-    "gemini-generate-content": "",
-}
 PROMPT: list[Message] = [
     {"role": "user", "content_items": [{"type": "text.done", "text": "Write a long note."}]}
 ]
+# A model of each protocol, and what a client's base URL adds to the emulator's (the registry's)
+MODELS = {name: REGISTRY[name].example_model for name in synthetic.PROTOCOLS}
+BASE_PATHS = {name: routes.base_path(name) for name in synthetic.PROTOCOLS}
 API_KEY = "bench-key-not-secret"
 
 T = TypeVar("T")
@@ -107,7 +94,9 @@ def serve() -> int:
             if key not in bodies:
                 bodies[key] = synthetic.build(protocol, "text", int(fragments)).data
             size = None if chunk == "frame" else int(chunk)
-            emu.queue(Reply.body(bodies[key], chunk_size=size), path=PATHS[protocol].split("?")[0])
+            emu.queue(
+                Reply.body(bodies[key], chunk_size=size), path=request_path(protocol).split("?")[0]
+            )
             print("queued", flush=True)
     return 0
 
@@ -318,16 +307,13 @@ def decode_sync(http: httpx.Client, url: str, request: bytes, protocol: str) -> 
 
 
 def floor_request(protocol: str) -> bytes:
-    """A small streaming request body, like the one ours sends (the floor sends it as is)."""
-    content = "Write a long note."
-    if protocol == "gemini-generate-content":
-        return json.dumps({"contents": [{"role": "user", "parts": [{"text": content}]}]}).encode()
-    request: dict[str, Any] = {"model": MODELS[protocol], "stream": True}
-    if protocol == "openai-responses":
-        request["input"] = content
-    else:
-        request["messages"] = [{"role": "user", "content": content}]
-    return json.dumps(request).encode()
+    """The streaming request body ours sends (the floor sends it as is)."""
+    return json.dumps(encode_request(protocol, MODELS[protocol], PROMPT).json).encode()
+
+
+def request_path(protocol: str) -> str:
+    """The emulator path (with query) a request of `protocol` goes to."""
+    return BASE_PATHS[protocol] + encode_request(protocol, MODELS[protocol], PROMPT).path
 
 
 def cpu(run: Callable[[], T]) -> tuple[float, T]:
@@ -389,7 +375,7 @@ class Bench:
         return self.upstream.url + BASE_PATHS[protocol]
 
     def floor_url(self, protocol: str) -> str:
-        return self.upstream.url + PATHS[protocol]
+        return self.upstream.url + request_path(protocol)
 
     def queue(self, case: Case) -> None:
         self.upstream.queue(case.protocol, case.fragments, case.chunk)

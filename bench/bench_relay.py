@@ -63,13 +63,8 @@ FRAGMENTS = 20_000
 DEFAULT_PROTOCOLS = ("anthropic-messages", "openai-chat")
 DEFAULT_CHUNKINGS = ("16k", "frame")  # what the emulator writes per HTTP chunk (bench_client)
 CLIENTS = ("modelstream", "sse")
-# the server's model table: one server_model_id per upstream protocol
-SERVED = {
-    "anthropic-messages": "anthropic",
-    "openai-chat": "chat",
-    "openai-responses": "responses",
-    "gemini-generate-content": "gemini",
-}
+# the server's model table: one server_model_id per upstream protocol, named after it
+SERVED = {name: name for name in synthetic.PROTOCOLS}
 UPSTREAM_KEY = "bench-upstream-key-not-secret"
 SERVER_KEY = "bench-server-key-not-secret"
 UPSTREAM_KEY_ENV = "MODELSTREAM_BENCH_UPSTREAM_KEY"
@@ -673,7 +668,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a quarter of the size, 3 reps")
     parser.add_argument("--reps", type=int, help="timed repetitions (default 7, quick 3)")
     parser.add_argument(
-        "--protocol", action="append", choices=SERVED, help="default: anthropic, chat"
+        "--protocol",
+        action="append",
+        choices=SERVED,
+        help="default: anthropic-messages, openai-chat",
     )
     parser.add_argument(
         "--chunking", action="append", choices=bench_client.CHUNKINGS, help="default: both"

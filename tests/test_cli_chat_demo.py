@@ -22,7 +22,9 @@ from modelstream import GrammarChecker
 from modelstream.cli import demo as demo_module
 from modelstream.client import CLIENT_TYPE_ROUTES, ROUTES, RetryPolicy
 from modelstream.jsonwire import loads_event
+from modelstream.protocols import REGISTRY
 from modelstream.testing import Emulator, Reply, Text, Thinking, ToolCall, Turn
+from modelstream.testing.render import STREAM_PROTOCOLS
 
 KEY_VAR = "MODELSTREAM_TEST_CHAT_KEY"
 KEY = "test-key-for-chat"
@@ -34,12 +36,7 @@ PROVIDER_VARS = {
     for name in (*route.key_envs, route.base_url_env)
 }
 # client type → a model name that speaks it
-MODELS = {
-    "openai-chat": "deepseek-chat",
-    "openai-responses": "gpt-5-mini",
-    "anthropic-messages": "claude-sonnet-4-5",
-    "gemini-generate-content": "gemini-2.5-flash",
-}
+MODELS = {name: REGISTRY[name].example_model for name in STREAM_PROTOCOLS}
 
 
 def environment(**extra: str) -> dict[str, str]:

@@ -18,21 +18,16 @@ import pytest
 
 from modelstream import FinalResponse, PartialResponse, StreamError
 from modelstream.client import AsyncClient, Client, route_for_model
+from modelstream.protocols import REGISTRY
 from modelstream.testing import Emulator
+from modelstream.testing.render import ALL_PROTOCOLS, STREAM_PROTOCOLS
 from modelstream.types import Config, Event, Message
 
 API_KEY = "sk-test-0123456789"
 
-# A model that routes to each client type.
-MODELS = {
-    "openai-chat": "deepseek-chat",
-    "openai-responses": "gpt-5-mini",
-    "anthropic-messages": "claude-sonnet-4-5",
-    "gemini-generate-content": "gemini-2.5-flash",
-    "openai-embedding": "text-embedding-3-small",
-    "gemini-embedding": "gemini-embedding-001",
-}
-STREAMING = ("openai-chat", "openai-responses", "anthropic-messages", "gemini-generate-content")
+# A model that routes to each client type the emulator serves.
+MODELS = {name: REGISTRY[name].example_model for name in ALL_PROTOCOLS}
+STREAMING = STREAM_PROTOCOLS
 
 
 def user(text: str) -> Message:

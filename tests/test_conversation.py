@@ -21,15 +21,12 @@ from modelstream import (
     IncompleteStreamError,
     ToolLoopLimitError,
 )
+from modelstream.protocols import REGISTRY
 from modelstream.testing import Emulator, Reply, Turn, render
+from modelstream.testing.render import STREAM_PROTOCOLS
 
 API_KEY = "sk-test-conversation"
-MODELS = {
-    "openai-chat": "deepseek-chat",
-    "openai-responses": "gpt-5-mini",
-    "anthropic-messages": "claude-sonnet-4-5",
-    "gemini-generate-content": "gemini-2.5-flash",
-}
+MODELS = {name: REGISTRY[name].example_model for name in STREAM_PROTOCOLS}
 
 
 @pytest.fixture

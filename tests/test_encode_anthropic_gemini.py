@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from modelstream import FinalResponse, IncompleteStreamError, ProviderError, StreamDecoder
-from modelstream.encoders import ProviderRequest, encode_request
-from modelstream.encoders.base import MISSING_RESULT_TEXT
 from modelstream.errors import InvalidMessageError, UnsupportedParameterError
+from modelstream.protocols import ProviderRequest, encode_request
+from modelstream.protocols.common.encoding import MISSING_RESULT_TEXT
 from modelstream.types import Config
 from support import CORPUS, REPO, Capture, decode_over_http, load_capture
 

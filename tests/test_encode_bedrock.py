@@ -19,9 +19,9 @@ from botocore.loaders import Loader
 from botocore.model import ServiceModel
 from botocore.validate import ParamValidator
 
-from modelstream.encoders import encode_request
-from modelstream.encoders.base import MISSING_RESULT_TEXT
 from modelstream.errors import InvalidMessageError, UnsupportedParameterError
+from modelstream.protocols import encode_request
+from modelstream.protocols.common.encoding import MISSING_RESULT_TEXT
 from modelstream.types import Config
 from support import CORPUS, REPO, require_corpus
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from modelstream import FinalResponse
-from modelstream.encoders import encode_request
-from modelstream.encoders.base import MISSING_RESULT_TEXT
 from modelstream.errors import InvalidMessageError, UnsupportedParameterError
+from modelstream.protocols import encode_request
+from modelstream.protocols.common.encoding import MISSING_RESULT_TEXT
 from modelstream.types import Config
 from support import REPO, decode_over_http, load_capture
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from modelstream import EmptyResponseError, ProviderError
-from modelstream.encoders import encode_request
-from modelstream.encoders.base import MISSING_RESULT_TEXT
 from modelstream.errors import InvalidMessageError, UnsupportedParameterError
+from modelstream.protocols import encode_request
+from modelstream.protocols.common.encoding import MISSING_RESULT_TEXT
 from modelstream.results import StreamMetadata
 from support import decode_chunks, load_capture, require_corpus
 

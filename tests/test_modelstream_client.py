@@ -32,7 +32,7 @@ from modelstream import (
 from modelstream.client import Client, RetryPolicy, Timeouts
 from modelstream.client.resume import StreamResume
 from modelstream.jsonwire import dumps, error_object
-from modelstream.providers.modelstream import error_from_wire
+from modelstream.protocols.modelstream.decoder import error_from_wire
 from modelstream.server.stores import ProducerLostError
 from modelstream.testing import Emulator, Reply, Text, Thinking, ToolCall, Turn
 from modelstream.types import unknown_usage

@@ -31,15 +31,10 @@ from modelstream.testing import (
     render,
     render_frames,
 )
+from modelstream.testing.render import STREAM_PROTOCOLS
 from modelstream.types import Usage
 from support import CORPUS, decode_chunks, require_corpus
 
-STREAM_PROTOCOLS = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic-messages",
-    "gemini-generate-content",
-)
 SAMPLE = Path(__file__).resolve().parents[1] / "src/modelstream/samples/anthropic-tool-call.sse"
 
 

@@ -26,7 +26,7 @@ from .errors import (
     UnsupportedParameterError,
 )
 from .grammar import GrammarChecker, check_events
-from .providers import PROTOCOLS
+from .protocols import PROTOCOLS
 from .results import FinalResponse, PartialResponse, StreamMetadata
 from .sse import SSEDecoder, SSEFrame
 from .stream import StreamDecoder, decode_body

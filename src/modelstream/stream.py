@@ -40,7 +40,7 @@ from .errors import (
     StreamError,
     StreamProtocolError,
 )
-from .providers import decoder_class
+from .protocols import decoder_class
 from .results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata
 from .sse import DEFAULT_MAX_FRAME_BYTES, RawFrame, SSEDecoder
 from .types import Event, Message

@@ -17,14 +17,14 @@ from typing import Any
 import httpx
 
 from ..client import AsyncClient, resolve_route, route_for_model
-from ..encoders import CLIENT_TYPES
-from ..encoders.base import THINKING_LEVELS
 from ..errors import (
     ConfigurationError,
     InvalidMessageError,
     ModelstreamError,
     UnsupportedParameterError,
 )
+from ..protocols import CLIENT_TYPES
+from ..protocols.common.encoding import THINKING_LEVELS
 from ..results import FinalResponse, StreamMetadata
 from ..types import Config, Message
 from .exit_status import EXIT_FAILED, EXIT_OK

@@ -15,20 +15,19 @@ from rich.console import Console
 from rich.text import Text
 
 from ..client import AsyncClient
+from ..protocols import REGISTRY
 from ..results import FinalResponse, StreamMetadata
 from ..testing import Emulator, Reply, Thinking, ToolCall, Turn
 from ..testing import Text as TextItem
+from ..testing.routes import emulated_protocols
 from ..types import Config, Message, ToolSchema
 from .exit_status import EXIT_FAILED, EXIT_OK
 from .live import render_turn
 from .render import PrettyRenderer, pretty_console
 
-# (client type, model): one of each streaming protocol, each with a model that speaks it.
-PROTOCOL_MODELS = (
-    ("openai-chat", "gpt-5-mini"),
-    ("openai-responses", "gpt-5-mini"),
-    ("anthropic-messages", "claude-sonnet-4-5"),
-    ("gemini-generate-content", "gemini-2.5-flash"),
+# (client type, model): one of each streaming protocol the emulator serves, with a model of it.
+PROTOCOL_MODELS = tuple(
+    (name, REGISTRY[name].example_model) for name in emulated_protocols(embedding=False)
 )
 QUESTION = "What's the weather in Lisbon right now?"
 WEATHER_TOOL: ToolSchema = {

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import StreamError
-from ..providers import PROTOCOLS
+from ..protocols import PROTOCOLS
 from ..results import StreamMetadata
 from ..server import command as serve_command
 from ..stream import StreamDecoder

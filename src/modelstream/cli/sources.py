@@ -11,7 +11,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO
 
-from ..providers import PROTOCOLS
+from ..protocols import PROTOCOLS
 
 CHUNK_BYTES = 64 * 1024
 DEFAULT_SAMPLE = "anthropic-tool-call"

@@ -1,16 +1,13 @@
-"""The authentication header each protocol family expects (the transport's job, never an
-encoder's: encoders produce requests without secrets)."""
+"""The authentication headers of a call (the transport's job, never an encoder's: encoders
+produce requests without secrets). Where the key goes is the protocol's `auth` (its descriptor)."""
 
 from __future__ import annotations
 
+from ..protocols import protocol_named
 from .credentials import Secret
 
 
 def auth_headers(client_type: str, key: Secret) -> dict[str, str]:
-    """OpenAI family and modelstream servers: `Authorization: Bearer`; Anthropic: `x-api-key`;
-    Gemini: `x-goog-api-key`."""
-    if client_type.startswith("anthropic"):
-        return {"x-api-key": key.reveal()}
-    if client_type.startswith("gemini"):
-        return {"x-goog-api-key": key.reveal()}
-    return {"Authorization": f"Bearer {key.reveal()}"}
+    """The headers that carry `key` for `client_type` (e.g. `Authorization: Bearer`,
+    `x-api-key`, `x-goog-api-key`)."""
+    return protocol_named(client_type, what="client type").auth.headers(key.reveal())

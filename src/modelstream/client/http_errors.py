@@ -1,12 +1,13 @@
 """An HTTP error response, read into a `ProviderError` with the provider's own type, code and
-message (the body is read by `modelstream.error_bodies`, which knows every protocol's shape)."""
+message (the body is read by the protocol's `read_error_body`, by default
+`modelstream.error_bodies.read_error_body`, which knows the OpenAI, Anthropic and Google shapes)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 
-from ..error_bodies import is_retryable_status, read_error_body
+from ..error_bodies import ErrorBody, is_retryable_status, read_error_body
 from ..errors import ProviderError
 from .credentials import Secret
 from .retry import parse_retry_after
@@ -22,9 +23,10 @@ def provider_error_from_http(
     provider: str,
     now: float,
     secret: Secret | None = None,
+    read_body: Callable[[bytes], ErrorBody] = read_error_body,
 ) -> ProviderError:
     """The error for a non-2xx response; `now` (Unix seconds) dates an HTTP-date Retry-After."""
-    read = read_error_body(body)
+    read = read_body(body)
     message = read.message
     if not message:
         try:

@@ -9,13 +9,11 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..encoders import encode_request
+from ..protocols import encode_request, protocol_named
 from ..types import Config, Message
 from .auth import auth_headers
 from .credentials import Endpoint, Secret, resolve_endpoint
 from .routing import resolve_route
-
-_ACCEPT = {"openai-embedding": "application/json", "gemini-embedding": "application/json"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,7 @@ def plan_call(
     encoded = encode_request(endpoint.client_type, model, messages, config)
     headers = {
         "content-type": "application/json",
-        "accept": _ACCEPT.get(endpoint.client_type, "text/event-stream"),
+        "accept": protocol_named(endpoint.client_type).accept,
         **encoded.headers,
         **auth_headers(endpoint.client_type, endpoint.api_key),
     }

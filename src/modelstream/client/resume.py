@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..encoders.modelstream import STREAM_PATH, resume_path
 from ..errors import FrameTooLargeError
+from ..protocols.modelstream.encoder import STREAM_PATH, resume_path
 from ..sse import DEFAULT_MAX_FRAME_BYTES
 
 _FRAME = re.compile(rb".*?(?:\r\n\r\n|\n\n)", re.S)  # one frame and the blank line ending it

@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping, Sequence
 import httpx
 import orjson
 
-from ..encoders.modelstream import PROTOCOL as MODELSTREAM
 from ..errors import (
     IncompleteStreamError,
     ModelstreamError,
@@ -39,7 +38,8 @@ from ..errors import (
     StreamError,
     StreamTimeoutError,
 )
-from ..providers.modelstream import error_from_wire
+from ..protocols import REGISTRY
+from ..protocols.modelstream.decoder import error_from_wire
 from ..results import FinalResponse, PartialResponse, PartialStatus
 from ..stream import StreamDecoder
 from ..traces.record import TraceSink, TurnRecorder, record_turn
@@ -100,7 +100,7 @@ class StreamCall:
         self._trace_sinks = trace_sinks
         self.decoder = self._new_decoder()
         # a modelstream server's stream: resumed, not retried, once it has a response id
-        self._resume = StreamResume() if protocol == MODELSTREAM else None
+        self._resume = StreamResume() if REGISTRY[protocol].relayed else None
         self._resume_limits = resume_limits or ResumeLimits()
         self._resume_next = False  # the failed attempt is resumed by the next one
         self._resuming = False  # this attempt reads the rest of the stream
@@ -157,6 +157,7 @@ class StreamCall:
             provider=self.provider,
             now=self._wall(),
             secret=self._secret,
+            read_body=REGISTRY[self.protocol].read_error_body,
         )
 
     def past_deadline(self) -> bool:

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..client.routing import resolve_route
-from ..encoders import encode_request
 from ..errors import ModelstreamError
+from ..protocols import encode_request
 from ..types import Config, Message
 from .config import ModelEntry
 from .wire import bad_config

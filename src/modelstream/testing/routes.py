@@ -1,192 +1,109 @@
-"""The emulated endpoints, and what the emulator reads from a request to answer it by default."""
+"""The emulated endpoints, read from the protocol registry: which protocol a request path is,
+and what the emulator reads from a request to answer it by default."""
 
 from __future__ import annotations
 
-import json
+import importlib
 import re
+from functools import cache
 from typing import Any
 
-# Exact paths of the OpenAI family and Anthropic; Gemini's carry the model in the path.
-_PATHS = {
-    "/v1/chat/completions": "openai-chat",
-    "/v1/responses": "openai-responses",
-    "/v1/embeddings": "openai-embedding",
-    "/v1/messages": "anthropic-messages",
-}
-_GEMINI = re.compile(r"^/v1beta/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
-_GEMINI_METHODS = {
-    "streamGenerateContent": "gemini-generate-content",
-    "embedContent": "gemini-embedding",
-    "batchEmbedContents": "gemini-embedding",
-}
+from ..errors import ConfigurationError
+from ..protocols import REGISTRY
+from .emulation import EmbeddingEmulator, StreamEmulator
 
-# What each client type's base URL adds before the paths above.
-BASE_PATHS = {
-    "openai-chat": "/v1",
-    "openai-responses": "/v1",
-    "openai-embedding": "/v1",
-    "anthropic-messages": "",
-    "gemini-generate-content": "",
-    "gemini-embedding": "",
-}
+DEFAULT_DIMENSIONS = 8
+
+
+@cache
+def _paths() -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple(
+        (re.compile(path), name)
+        for name, protocol in REGISTRY.items()
+        if protocol.emulation is not None
+        for path in protocol.emulation.paths
+    )
+
+
+def emulated_protocols(*, embedding: bool | None = None) -> tuple[str, ...]:
+    """The protocols the emulator serves (only the embedding ones, or only the streaming ones)."""
+    return tuple(
+        name
+        for name, protocol in REGISTRY.items()
+        if protocol.emulation is not None and embedding in (None, protocol.embedding)
+    )
+
+
+@cache
+def emulator_for(protocol: str) -> StreamEmulator | EmbeddingEmulator:
+    """The protocol's `EMULATOR` (its package's emulator module, imported on first use)."""
+    descriptor = REGISTRY.get(protocol)
+    if descriptor is None or descriptor.emulation is None:
+        raise ConfigurationError(
+            f"unknown protocol {protocol!r}; choose one of: {', '.join(emulated_protocols())}"
+        )
+    emulator: StreamEmulator | EmbeddingEmulator = importlib.import_module(
+        descriptor.emulation.module
+    ).EMULATOR
+    return emulator
+
+
+def base_path(client_type: str) -> str:
+    """What a client's base URL adds to the emulator's URL (`/v1` for the OpenAI family)."""
+    descriptor = REGISTRY.get(client_type)
+    if descriptor is None or descriptor.emulation is None:
+        raise ConfigurationError(
+            f"unknown client type {client_type!r}; choose one of: {', '.join(emulated_protocols())}"
+        )
+    return descriptor.emulation.base_path
 
 
 def protocol_for(path: str) -> str | None:
     """The protocol served at `path` (no query string), or None when nothing is there."""
-    protocol = _PATHS.get(path)
-    if protocol is not None:
-        return protocol
-    match = _GEMINI.match(path)
-    return _GEMINI_METHODS.get(match["method"]) if match else None
+    return next((name for pattern, name in _paths() if pattern.fullmatch(path)), None)
 
 
 def model_for(path: str, body: Any) -> str | None:
-    """The model the request names: in the path for Gemini, in the body elsewhere."""
-    match = _GEMINI.match(path)
-    if match:
-        return match["model"]
+    """The model the request names: in the path (Gemini), else in the body."""
+    for pattern, _ in _paths():
+        match = pattern.fullmatch(path)
+        if match and "model" in pattern.groupindex:
+            return match["model"]
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return str(body["model"])
     return None
 
 
 def wants_usage(protocol: str, body: Any) -> bool:
-    """Chat Completions reports usage only when the request asks for it."""
-    if protocol != "openai-chat":
+    """Whether the answer reports usage (Chat Completions: only when the request asks)."""
+    emulator = emulator_for(protocol)
+    if not isinstance(emulator, StreamEmulator):
         return True
-    options = body.get("stream_options") if isinstance(body, dict) else None
-    return isinstance(options, dict) and options.get("include_usage") is True
+    return emulator.wants_usage(body if isinstance(body, dict) else {})
 
 
 def last_user_text(protocol: str, body: Any) -> str:
     """The text of the last user message (or tool result) of a request, "" when none."""
-    if not isinstance(body, dict):
+    emulator = emulator_for(protocol)
+    if not isinstance(body, dict) or not isinstance(emulator, StreamEmulator):
         return ""
-    if protocol == "openai-chat":
-        return _last(body.get("messages"), _chat_text)
-    if protocol == "openai-responses":
-        given = body.get("input")
-        return given if isinstance(given, str) else _last(given, _responses_text)
-    if protocol == "anthropic-messages":
-        return _last(body.get("messages"), _anthropic_text)
-    if protocol == "gemini-generate-content":
-        return _last(body.get("contents"), _gemini_text)
-    return ""
+    return emulator.last_user_text(body)
 
 
 def embedding_inputs(protocol: str, path: str, body: Any) -> list[str]:
     """The texts to embed, one per vector to answer with."""
-    if not isinstance(body, dict):
+    emulator = emulator_for(protocol)
+    if not isinstance(body, dict) or not isinstance(emulator, EmbeddingEmulator):
         return []
-    if protocol == "openai-embedding":
-        given = body.get("input")
-        if isinstance(given, str):
-            return [given]
-        if isinstance(given, list):
-            if given and all(isinstance(token, int) for token in given):
-                return [json.dumps(given)]  # one input given as token ids
-            return [entry if isinstance(entry, str) else json.dumps(entry) for entry in given]
-        return []
-    if path.endswith(":batchEmbedContents"):
-        requests = body.get("requests")
-        if not isinstance(requests, list):
-            return []
-        return [_parts_text(r.get("content")) for r in requests if isinstance(r, dict)]
-    return [_parts_text(body.get("content"))]
+    return emulator.inputs(path, body)
 
 
-def embedding_dimensions(protocol: str, path: str, body: Any, default: int = 8) -> int:
+def embedding_dimensions(
+    protocol: str, path: str, body: Any, default: int = DEFAULT_DIMENSIONS
+) -> int:
     """The vector size asked for (`dimensions`, `outputDimensionality`), else `default`."""
-    if not isinstance(body, dict):
+    emulator = emulator_for(protocol)
+    if not isinstance(body, dict) or not isinstance(emulator, EmbeddingEmulator):
         return default
-    if protocol == "openai-embedding":
-        value = body.get("dimensions")
-    elif path.endswith(":batchEmbedContents"):
-        requests = body.get("requests")
-        first = requests[0] if isinstance(requests, list) and requests else {}
-        value = first.get("outputDimensionality") if isinstance(first, dict) else None
-    else:
-        value = body.get("outputDimensionality")
-    return value if isinstance(value, int) and 0 < value <= 4096 else default
-
-
-# --- per-protocol message readers: the text of one user message, or None ----------------------
-
-
-def _last(messages: Any, read: Any) -> str:
-    if not isinstance(messages, list):
-        return ""
-    for message in reversed(messages):
-        if isinstance(message, dict):
-            text = read(message)
-            if text is not None:
-                return str(text)
-    return ""
-
-
-def _chat_text(message: dict[str, Any]) -> str | None:
-    if message.get("role") not in ("user", "tool"):
-        return None
-    return _joined(message.get("content"), "text")
-
-
-def _responses_text(item: dict[str, Any]) -> str | None:
-    if item.get("type") == "function_call_output":
-        output = item.get("output")
-        return output if isinstance(output, str) else _joined(output, "input_text")
-    if item.get("role") != "user":
-        return None
-    return _joined(item.get("content"), "input_text")
-
-
-def _anthropic_text(message: dict[str, Any]) -> str | None:
-    if message.get("role") != "user":
-        return None
-    content = message.get("content")
-    if isinstance(content, list):
-        texts = []
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text":
-                texts.append(str(block.get("text", "")))
-            elif block.get("type") == "tool_result":
-                texts.append(_joined(block.get("content"), "text"))
-        return " ".join(text for text in texts if text)
-    return _joined(content, "text")
-
-
-def _gemini_text(content: dict[str, Any]) -> str | None:
-    if content.get("role", "user") != "user":
-        return None
-    return _parts_text(content)
-
-
-def _parts_text(content: Any) -> str:
-    parts = content.get("parts") if isinstance(content, dict) else None
-    if not isinstance(parts, list):
-        return ""
-    texts = []
-    for part in parts:
-        if not isinstance(part, dict):
-            continue
-        if isinstance(part.get("text"), str):
-            texts.append(part["text"])
-        elif isinstance(part.get("functionResponse"), dict):
-            response = part["functionResponse"].get("response")
-            texts.append(json.dumps(response, ensure_ascii=False))
-    return " ".join(text for text in texts if text)
-
-
-def _joined(content: Any, text_type: str) -> str:
-    """A content that is a string, or a list of typed parts whose text parts are joined."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    texts = [
-        str(part.get("text", ""))
-        for part in content
-        if isinstance(part, dict) and part.get("type") in (text_type, "text")
-    ]
-    return " ".join(text for text in texts if text)
+    asked = emulator.dimensions(path, body)
+    return default if asked is None else asked

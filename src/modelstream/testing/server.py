@@ -36,11 +36,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
-from ..errors import ConfigurationError
 from . import routes
 from .render import (
     DEFAULT_FRAGMENT_SIZE,
     EMBEDDING_PROTOCOLS,
+    NO_ENDPOINT_PROTOCOL,
     embedding_for,
     error_body,
     render_frames,
@@ -270,13 +270,7 @@ class Emulator:
 
     def base_url(self, client_type: str) -> str:
         """The base URL a client of `client_type` uses: with `/v1` for the OpenAI family."""
-        try:
-            return self.url + routes.BASE_PATHS[client_type]
-        except KeyError:
-            raise ConfigurationError(
-                f"unknown client type {client_type!r}; "
-                f"choose one of: {', '.join(routes.BASE_PATHS)}"
-            ) from None
+        return self.url + routes.base_path(client_type)
 
     def queue(self, *replies: Reply, path: str | None = None) -> None:
         """Answer the next requests with `replies`, in order. With `path`, only a request to
@@ -448,8 +442,8 @@ class Emulator:
     def _frames(self, reply: Reply, protocol: str | None, record: RecordedRequest) -> list[bytes]:
         if reply.content is not None:
             return split_frames(reply.content)
-        if protocol is None:  # a turn queued for a path that is no endpoint: OpenAI Chat
-            protocol = "openai-chat"
+        if protocol is None:  # a turn queued for a path that is no endpoint
+            protocol = NO_ENDPOINT_PROTOCOL
         turn = reply.script or self._default_turn(protocol, record)
         model = reply.model or routes.model_for(record.path, record.json) or "emulated-model"
         return render_frames(

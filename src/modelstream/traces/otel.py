@@ -11,17 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ConfigurationError
+from ..protocols import REGISTRY, providers
 from .record import TraceTurn
 from .store import token_counts
 
-# The conventions' operation per client type: Gemini's API is "generate_content".
-_OPERATIONS = {
-    "gemini-generate-content": "generate_content",
-    "openai-embedding": "embeddings",
-    "gemini-embedding": "embeddings",
-}
-# Our provider names where the conventions' registry spells them otherwise.
-_PROVIDERS = {"google": "gcp.gemini"}
+
+def _otel_provider(provider: str | None) -> str | None:
+    """Our provider name, or the conventions' registry name where it spells it otherwise."""
+    known = next((p for p in providers() if p.name == provider), None)
+    if known is None or known.otel_name is None:
+        return provider
+    return known.otel_name
 
 
 def span_name(turn: TraceTurn) -> str:
@@ -29,13 +29,15 @@ def span_name(turn: TraceTurn) -> str:
 
 
 def operation_name(turn: TraceTurn) -> str:
-    return _OPERATIONS.get(turn.client_type, "chat")
+    """The conventions' operation for the turn's protocol (e.g. Gemini's "generate_content")."""
+    protocol = REGISTRY.get(turn.client_type)
+    return protocol.otel_operation if protocol else "chat"
 
 
 def span_attributes(turn: TraceTurn) -> dict[str, Any]:
     """The `gen_ai.*` (and `error.type`) attributes of a turn's span; unknown values are left
     out, never sent as zero."""
-    provider = _PROVIDERS.get(turn.provider or "", turn.provider)
+    provider = _otel_provider(turn.provider)
     input_tokens, output_tokens = token_counts(turn.usage)
     usage = turn.usage
     finish = turn.raw_finish_reason or turn.finish_reason

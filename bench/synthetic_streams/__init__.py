@@ -1,0 +1,1 @@
+"""Synthetic response bodies, one module per protocol package (see `synthetic.py`)."""

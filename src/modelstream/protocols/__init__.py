@@ -1,0 +1,99 @@
+"""The registry: every wire protocol modelstream speaks, by name, as one `Protocol` descriptor.
+
+Client, server, CLI, emulator, traces and bench read this registry; no other table names a
+protocol. Adding a protocol is writing its package (docs/adding-a-protocol.md) and adding its
+line below.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ..errors import ConfigurationError
+from ..types import Config, Message
+from .common.decoding import StreamDecoderAdapter
+from .common.encoding import ProviderRequest, RequestEncoder
+from .descriptor import Protocol, Provider
+
+# one line per protocol: the package under modelstream/protocols/ that defines its PROTOCOL
+_PACKAGES = (
+    "openai_chat",
+    "openai_responses",
+    "anthropic_messages",
+    "gemini_generate_content",
+    "gemini_interactions",
+    "openai_embedding",
+    "gemini_embedding",
+    "modelstream",
+)
+
+
+def _load(package: str) -> Protocol:
+    protocol: Protocol = importlib.import_module(f"{__name__}.{package}").PROTOCOL
+    return protocol
+
+
+REGISTRY: Mapping[str, Protocol] = MappingProxyType({p.name: p for p in map(_load, _PACKAGES)})
+
+# Every protocol a client can speak: the values `client_type=` accepts.
+CLIENT_TYPES: tuple[str, ...] = tuple(REGISTRY)
+# The providers' streaming protocols: what `modelstream replay` and the corpus speak.
+PROTOCOLS: tuple[str, ...] = tuple(
+    name for name, p in REGISTRY.items() if not p.relayed and not p.embedding
+)
+EMBEDDING_PROTOCOLS: tuple[str, ...] = tuple(name for name, p in REGISTRY.items() if p.embedding)
+
+
+def protocol_named(name: str, *, what: str = "protocol") -> Protocol:
+    """The descriptor of `name`; a ConfigurationError listing the choices when there is none.
+    `what` is the word the caller's user knows it by ("client type" for `client_type=`)."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        choices = CLIENT_TYPES if what == "client type" else PROTOCOLS
+        raise ConfigurationError(
+            f"unknown {what} {name!r}; choose one of: {', '.join(choices)}"
+        ) from None
+
+
+def decoder_class(protocol: str) -> type[StreamDecoderAdapter]:
+    return protocol_named(protocol).decoder
+
+
+def encoder_for(client_type: str) -> RequestEncoder:
+    return protocol_named(client_type, what="client type").encoder()
+
+
+def encode_request(
+    client_type: str, model: str, messages: list[Message], config: Config | None = None
+) -> ProviderRequest:
+    """The HTTP request (without credentials or base URL) for one turn."""
+    return encoder_for(client_type).encode(model, messages, config or {})
+
+
+def providers() -> tuple[Provider, ...]:
+    """Every provider the registry reaches, each once, in registry order."""
+    seen: dict[str, Provider] = {}
+    for protocol in REGISTRY.values():
+        for provider in (protocol.provider, *(route.provider for route in protocol.routes)):
+            seen.setdefault(provider.name, provider)
+    return tuple(seen.values())
+
+
+__all__ = [
+    "CLIENT_TYPES",
+    "EMBEDDING_PROTOCOLS",
+    "PROTOCOLS",
+    "REGISTRY",
+    "Protocol",
+    "ProviderRequest",
+    "RequestEncoder",
+    "StreamDecoderAdapter",
+    "decoder_class",
+    "encode_request",
+    "encoder_for",
+    "protocol_named",
+    "providers",
+]

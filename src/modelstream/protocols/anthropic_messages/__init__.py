@@ -1,0 +1,20 @@
+"""Anthropic Messages (`POST /v1/messages`, SSE with named events)."""
+
+from __future__ import annotations
+
+from ..common.providers import ANTHROPIC
+from ..descriptor import Emulation, KeyHeader, ModelRoute, Protocol
+from .decoder import AnthropicMessagesDecoder
+from .encoder import AnthropicMessagesEncoder
+
+PROTOCOL = Protocol(
+    name="anthropic-messages",
+    decoder=AnthropicMessagesDecoder,
+    encoder=AnthropicMessagesEncoder,
+    framing="sse",
+    auth=KeyHeader("x-api-key"),
+    provider=ANTHROPIC,
+    routes=(ModelRoute(("claude-",), ANTHROPIC),),
+    example_model="claude-sonnet-4-5",
+    emulation=Emulation("modelstream.protocols.anthropic_messages.emulator", (r"/v1/messages",)),
+)

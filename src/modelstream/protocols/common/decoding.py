@@ -1,0 +1,52 @@
+"""The surface every provider adapter offers, and shared helpers for the decoders."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+import orjson
+
+from ...errors import MalformedFrameError
+
+if TYPE_CHECKING:
+    from ...assembler import ItemAssembler
+
+
+class StreamDecoderAdapter(Protocol):
+    """Decodes one provider's SSE frames into calls on the `ItemAssembler`.
+
+    It knows its wire format and nothing else: no grammar rules, no IO, no clock.
+    """
+
+    protocol: str  # e.g. "openai-chat"
+    default_provider: str  # e.g. "openai"
+    # "sse": the body is an event stream, one `on_frame` per frame. "json": the body is one JSON
+    # document (embeddings), given whole to one `on_frame("message", body)` at the end.
+    framing: str
+
+    def __init__(self, sink: ItemAssembler) -> None: ...
+
+    def on_frame(self, event: str, data: str) -> None:
+        """One SSE frame, in order: its event name ("message" when unnamed) and its data."""
+
+    def on_end(self) -> None:
+        """The body ended (before the assembler checks that the turn finished)."""
+
+
+def load_json(sink: ItemAssembler, data: str) -> Any:
+    """Parse a frame's JSON payload; one that is not JSON raises `MalformedFrameError`."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise MalformedFrameError(data) from None
+
+
+def malformed_frame(data: str) -> MalformedFrameError:
+    """The error for a data frame that is not JSON: its content is lost, so the turn cannot be
+    final. `StreamDecoder` numbers the frame, and skips it instead when told to be lenient."""
+    return MalformedFrameError(data)
+
+
+def int_or_none(value: Any) -> int | None:
+    """A token count from a provider payload; anything that is not an int is unknown."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

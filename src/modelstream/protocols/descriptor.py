@@ -1,0 +1,91 @@
+"""What one wire protocol is, as one value.
+
+The registry (`modelstream.protocols`) holds one `Protocol` per wire protocol; the client, server,
+CLI, emulator, traces and bench read these descriptors instead of keeping tables of their own, so
+adding a protocol is writing its package and one registry line (docs/adding-a-protocol.md).
+
+Words (docs/providers.md): a *protocol* is a wire protocol, named by its registry key
+("openai-chat"); `client_type=` is the caller's choice of protocol; a *provider* is who runs an
+endpoint that speaks it (openai, deepseek, google, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from ..error_bodies import ErrorBody, read_error_body
+from .common.decoding import StreamDecoderAdapter
+from .common.encoding import RequestEncoder
+
+Framing = Literal["sse", "json"]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Who runs an endpoint: its public base URL and where its key and URL are configured."""
+
+    name: str  # e.g. "openai", "deepseek", "google"
+    base_url: str  # the public endpoint ("" when there is none: a modelstream server)
+    key_envs: tuple[str, ...]  # API-key variables, first one set wins
+    base_url_env: str  # a base URL the provider's env key may also be sent to
+    otel_name: str | None = None  # the OpenTelemetry GenAI registry's name, when not `name`
+
+
+@dataclass(frozen=True)
+class ModelRoute:
+    """Models whose names start with one of `prefixes` (case-insensitively) go to `provider`."""
+
+    prefixes: tuple[str, ...]
+    provider: Provider
+
+
+@dataclass(frozen=True)
+class KeyHeader:
+    """Where the API key goes: one header, after an optional scheme (`Bearer `)."""
+
+    header: str
+    scheme: str = ""
+
+    def headers(self, key: str) -> dict[str, str]:
+        """The headers that carry `key`: the transport's job, never an encoder's."""
+        return {self.header: self.scheme + key}
+
+
+BEARER = KeyHeader("Authorization", "Bearer ")
+
+
+@dataclass(frozen=True)
+class Emulation:
+    """How `modelstream.testing.Emulator` serves the protocol."""
+
+    # the module defining `EMULATOR` (its writer, error bodies and request readers); imported on
+    # first use, so that importing modelstream never loads test code
+    module: str
+    # regular expressions matched against the whole request path; a `model` group names the model
+    paths: tuple[str, ...]
+    base_path: str = ""  # what a client's base URL adds before `paths` ("/v1": OpenAI family)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One wire protocol: how to encode its requests, decode its responses, reach and sign it."""
+
+    name: str  # the registry key, e.g. "openai-chat"; what `client_type=` names
+    decoder: type[StreamDecoderAdapter]  # response body frames -> the grammar's events
+    encoder: Callable[[], RequestEncoder]  # messages + config -> one HTTP request
+    framing: Framing  # "sse": an event stream; "json": one JSON document (embeddings)
+    auth: KeyHeader  # where the API key goes
+    provider: Provider  # where an explicit `client_type=` goes when the model's route differs
+    routes: tuple[ModelRoute, ...] = ()  # model-name prefixes that choose this protocol
+    accept: str = "text/event-stream"  # the request's Accept header
+    read_error_body: Callable[[bytes], ErrorBody] = read_error_body  # a refused request's body
+    otel_operation: str = "chat"  # OpenTelemetry `gen_ai.operation.name`
+    emulation: Emulation | None = None  # how the emulator serves it (None: not emulated)
+    example_model: str = ""  # a model whose name routes here: for the demo, bench and tests
+    relayed: bool = False  # a modelstream server's relayed events, not a provider's wire
+    embedding: bool = False  # answers with vectors, not a stream of items
+
+
+__all__ = ["BEARER", "Emulation", "Framing", "KeyHeader", "ModelRoute", "Protocol", "Provider"]

@@ -1,0 +1,26 @@
+"""Gemini embeddings (`:embedContent` / `:batchEmbedContents`, one JSON body)."""
+
+from __future__ import annotations
+
+from ..common.providers import GOOGLE
+from ..descriptor import Emulation, KeyHeader, ModelRoute, Protocol
+from .decoder import GeminiEmbeddingDecoder
+from .encoder import GeminiEmbeddingEncoder
+
+PROTOCOL = Protocol(
+    name="gemini-embedding",
+    decoder=GeminiEmbeddingDecoder,
+    encoder=GeminiEmbeddingEncoder,
+    framing="json",
+    auth=KeyHeader("x-goog-api-key"),
+    provider=GOOGLE,
+    routes=(ModelRoute(("gemini-embedding-", "text-embedding-004"), GOOGLE),),
+    accept="application/json",
+    otel_operation="embeddings",
+    example_model="gemini-embedding-001",
+    emulation=Emulation(
+        "modelstream.protocols.gemini_embedding.emulator",
+        (r"/v1beta/models/(?P<model>[^/:]+):(?:embedContent|batchEmbedContents)",),
+    ),
+    embedding=True,
+)

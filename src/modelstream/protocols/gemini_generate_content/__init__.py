@@ -1,0 +1,24 @@
+"""Gemini generateContent (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`)."""
+
+from __future__ import annotations
+
+from ..common.providers import GOOGLE
+from ..descriptor import Emulation, KeyHeader, ModelRoute, Protocol
+from .decoder import GeminiGenerateContentDecoder
+from .encoder import GeminiGenerateContentEncoder
+
+PROTOCOL = Protocol(
+    name="gemini-generate-content",
+    decoder=GeminiGenerateContentDecoder,
+    encoder=GeminiGenerateContentEncoder,
+    framing="sse",
+    auth=KeyHeader("x-goog-api-key"),
+    provider=GOOGLE,
+    routes=(ModelRoute(("gemini-",), GOOGLE),),
+    otel_operation="generate_content",  # the GenAI conventions' name for Gemini's API
+    example_model="gemini-2.5-flash",
+    emulation=Emulation(
+        "modelstream.protocols.gemini_generate_content.emulator",
+        (r"/v1beta/models/(?P<model>[^/:]+):streamGenerateContent",),
+    ),
+)

@@ -1,0 +1,121 @@
+"""The emulator's Gemini generateContent: `thought: true` parts with `thoughtSignature` on the
+last one; function calls arrive whole (`args`), as the Gemini API sends them, with `id` only when
+the call has one. CRLF framing and `"key": value` spacing, as the captures show."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ...testing.emulation import (
+    EmulatedStream,
+    StreamEmulator,
+    count,
+    last_text,
+    parts_text,
+    seconds_text,
+)
+from ...testing.turns import Text, Thinking, ToolCall
+
+_GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_call": "STOP", "unknown": "SAFETY"}
+
+
+def _gemini_json(value: Any) -> bytes:
+    # Gemini writes `{"key": value,"key2": ...}`: a space after the colon, none after the comma
+    return json.dumps(value, ensure_ascii=False, separators=(",", ": ")).encode()
+
+
+def _gemini(s: EmulatedStream) -> Iterator[bytes]:
+    parts: list[dict[str, Any]] = []  # one part per chunk, in order
+    for item in s.turn.items:
+        if isinstance(item, Text):
+            parts.extend({"text": piece} for piece in s.pieces(item.text))
+        elif isinstance(item, Thinking):
+            thoughts = [{"text": piece, "thought": True} for piece in s.pieces(item.thinking)]
+            if item.signature is not None:
+                if not thoughts:
+                    thoughts.append({"text": "", "thought": True})
+                thoughts[-1]["thoughtSignature"] = item.signature  # on the part it came with
+            parts.extend(thoughts)
+        elif isinstance(item, ToolCall):
+            call: dict[str, Any] = {"name": item.name, "args": dict(item.arguments)}
+            if item.id is not None:
+                call["id"] = item.id
+            part: dict[str, Any] = {"functionCall": call}
+            if item.signature is not None:
+                part["thoughtSignature"] = item.signature
+            parts.append(part)
+    if not parts:
+        parts.append({"text": ""})
+    usage = s.usage
+    cached = count(usage, "cached_tokens")
+    prompt = count(usage, "prompt_tokens") + cached
+    thoughts_total = count(usage, "thoughts_tokens")
+    response_total = count(usage, "response_tokens")
+    for number, part in enumerate(parts, start=1):
+        # usageMetadata is a snapshot of the turn so far; proto3 JSON omits zero counts
+        response = -(-response_total * number // len(parts))
+        counts: dict[str, int] = {"promptTokenCount": prompt}
+        if response:
+            counts["candidatesTokenCount"] = response
+        counts["totalTokenCount"] = prompt + response + thoughts_total
+        if cached:
+            counts["cachedContentTokenCount"] = cached
+        if thoughts_total:
+            counts["thoughtsTokenCount"] = thoughts_total
+        candidate: dict[str, Any] = {"content": {"parts": [part], "role": "model"}}
+        if number == len(parts):
+            candidate["finishReason"] = _GEMINI_FINISH[s.finish]
+        candidate["index"] = 0
+        chunk = {
+            "candidates": [candidate],
+            "usageMetadata": counts,
+            "modelVersion": s.model,
+            "responseId": s.id,
+        }
+        yield b"data: " + _gemini_json(chunk) + b"\r\n\r\n"
+
+
+_GEMINI_ERRORS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+def gemini_error_body(
+    status: int, message: str, *, retry_after: float | None, endpoint: bool = True
+) -> bytes:
+    """Google's error body, with a RetryInfo detail when the reply has a retry delay."""
+    error: dict[str, Any] = {
+        "code": status,
+        "message": message,
+        "status": _GEMINI_ERRORS.get(status, "UNKNOWN"),
+    }
+    if retry_after is not None:
+        delay = seconds_text(retry_after) + "s"
+        error["details"] = [
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}
+        ]
+    return json.dumps({"error": error}, indent=2).encode() + b"\n"
+
+
+def _gemini_text(content: dict[str, Any]) -> str | None:
+    if content.get("role", "user") != "user":
+        return None
+    return parts_text(content)
+
+
+EMULATOR = StreamEmulator(
+    write=_gemini,
+    error_body=gemini_error_body,
+    last_user_text=lambda body: last_text(body.get("contents"), _gemini_text),
+)

@@ -1,0 +1,21 @@
+"""The Gemini Interactions API (`POST /v1beta/interactions` with `"stream": true`), stateless:
+the whole history goes with every turn and nothing is stored server-side. Chosen with
+`client_type="gemini-interactions"`; the `gemini-` model prefix stays on generateContent."""
+
+from __future__ import annotations
+
+from ..common.providers import GOOGLE
+from ..descriptor import KeyHeader, Protocol
+from .decoder import GeminiInteractionsDecoder
+from .encoder import GeminiInteractionsEncoder
+
+PROTOCOL = Protocol(
+    name="gemini-interactions",
+    decoder=GeminiInteractionsDecoder,
+    encoder=GeminiInteractionsEncoder,
+    framing="sse",
+    auth=KeyHeader("x-goog-api-key"),
+    provider=GOOGLE,
+    otel_operation="generate_content",
+    example_model="gemini-2.5-flash",
+)

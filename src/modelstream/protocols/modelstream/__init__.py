@@ -1,0 +1,18 @@
+"""A modelstream server's own stream (`POST /v1/stream`, docs/server.md): the events it relays,
+resumable by SSE id. It has no public endpoint: the base URL is always given."""
+
+from __future__ import annotations
+
+from ..descriptor import BEARER, Protocol, Provider
+from .decoder import ModelstreamDecoder
+from .encoder import ModelstreamEncoder
+
+PROTOCOL = Protocol(
+    name="modelstream",
+    decoder=ModelstreamDecoder,
+    encoder=ModelstreamEncoder,
+    framing="sse",
+    auth=BEARER,  # the server's bearer key; an open server ignores it
+    provider=Provider("modelstream", "", ("MODELSTREAM_API_KEY",), "MODELSTREAM_BASE_URL"),
+    relayed=True,
+)

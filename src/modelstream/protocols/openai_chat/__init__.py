@@ -1,0 +1,43 @@
+"""OpenAI Chat Completions (`POST /chat/completions`, SSE): OpenAI and the many compatible APIs."""
+
+from __future__ import annotations
+
+from ..common.providers import OPENAI
+from ..descriptor import BEARER, Emulation, ModelRoute, Protocol, Provider
+from .decoder import OpenAIChatDecoder
+from .encoder import OpenAIChatEncoder
+
+
+def _compatible(name: str, base_url: str, env: str) -> Provider:
+    """A provider whose keys and base URL are configured by `{ENV}_API_KEY` / `{ENV}_BASE_URL`."""
+    return Provider(name, base_url, (f"{env}_API_KEY",), f"{env}_BASE_URL")
+
+
+PROTOCOL = Protocol(
+    name="openai-chat",
+    decoder=OpenAIChatDecoder,
+    encoder=OpenAIChatEncoder,
+    framing="sse",
+    auth=BEARER,
+    provider=OPENAI,
+    routes=(
+        ModelRoute(("deepseek-",), _compatible("deepseek", "https://api.deepseek.com", "DEEPSEEK")),
+        ModelRoute(("glm-",), _compatible("zai", "https://api.z.ai/api/paas/v4", "ZAI")),
+        ModelRoute(
+            ("kimi-", "moonshot-"),
+            _compatible("moonshot", "https://api.moonshot.ai/v1", "MOONSHOT"),
+        ),
+        ModelRoute(
+            ("qwen-", "qwq-"),
+            _compatible(
+                "alibaba", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "DASHSCOPE"
+            ),
+        ),
+        # MiniMax writes its ids "MiniMax-M2"; prefixes compare case-insensitively
+        ModelRoute(("minimax-",), _compatible("minimax", "https://api.minimax.io/v1", "MINIMAX")),
+    ),
+    example_model="deepseek-chat",
+    emulation=Emulation(
+        "modelstream.protocols.openai_chat.emulator", (r"/v1/chat/completions",), "/v1"
+    ),
+)

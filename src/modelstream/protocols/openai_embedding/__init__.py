@@ -1,0 +1,25 @@
+"""OpenAI embeddings (`POST /embeddings`, one JSON body)."""
+
+from __future__ import annotations
+
+from ..common.providers import OPENAI
+from ..descriptor import BEARER, Emulation, ModelRoute, Protocol
+from .decoder import OpenAIEmbeddingDecoder
+from .encoder import OpenAIEmbeddingEncoder
+
+PROTOCOL = Protocol(
+    name="openai-embedding",
+    decoder=OpenAIEmbeddingDecoder,
+    encoder=OpenAIEmbeddingEncoder,
+    framing="json",
+    auth=BEARER,
+    provider=OPENAI,
+    routes=(ModelRoute(("text-embedding-",), OPENAI),),
+    accept="application/json",
+    otel_operation="embeddings",
+    example_model="text-embedding-3-small",
+    emulation=Emulation(
+        "modelstream.protocols.openai_embedding.emulator", (r"/v1/embeddings",), "/v1"
+    ),
+    embedding=True,
+)

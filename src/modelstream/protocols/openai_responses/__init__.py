@@ -1,0 +1,22 @@
+"""OpenAI Responses (`POST /responses`, SSE with named events)."""
+
+from __future__ import annotations
+
+from ..common.providers import OPENAI
+from ..descriptor import BEARER, Emulation, ModelRoute, Protocol
+from .decoder import OpenAIResponsesDecoder
+from .encoder import OpenAIResponsesEncoder
+
+PROTOCOL = Protocol(
+    name="openai-responses",
+    decoder=OpenAIResponsesDecoder,
+    encoder=OpenAIResponsesEncoder,
+    framing="sse",
+    auth=BEARER,
+    provider=OPENAI,
+    routes=(ModelRoute(("gpt-", "o1", "o3", "o4", "chatgpt-"), OPENAI),),
+    example_model="gpt-5-mini",
+    emulation=Emulation(
+        "modelstream.protocols.openai_responses.emulator", (r"/v1/responses",), "/v1"
+    ),
+)
