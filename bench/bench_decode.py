@@ -38,8 +38,8 @@ import orjson
 import synthetic
 from modelstream import StreamDecoder
 from modelstream.errors import StreamError
+from modelstream.framing.sse import SSEDecoder
 from modelstream.results import FinalResponse
-from modelstream.sse import SSEDecoder
 
 RATIO_TARGET = 2.0
 SCALE = 8

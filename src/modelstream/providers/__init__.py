@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import ConfigurationError
 from .anthropic_messages import AnthropicMessagesDecoder
 from .base import StreamDecoderAdapter
+from .bedrock_converse_stream import BedrockConverseStreamDecoder
 from .gemini_embedding import GeminiEmbeddingDecoder
 from .gemini_generate_content import GeminiGenerateContentDecoder
 from .modelstream import ModelstreamDecoder
@@ -19,13 +20,16 @@ DECODERS: dict[str, type[StreamDecoderAdapter]] = {
     "gemini-generate-content": GeminiGenerateContentDecoder,
     "openai-embedding": OpenAIEmbeddingDecoder,
     "gemini-embedding": GeminiEmbeddingDecoder,
+    "bedrock-converse-stream": BedrockConverseStreamDecoder,
     "modelstream": ModelstreamDecoder,  # a modelstream server's relayed events
 }
 
 # The providers' streaming protocols: what `modelstream replay` and the corpus speak (a decoder
 # with `relayed = True` reads events a modelstream server relays, not a provider's wire).
 PROTOCOLS: tuple[str, ...] = tuple(
-    p for p, d in DECODERS.items() if d.framing == "sse" and not getattr(d, "relayed", False)
+    p
+    for p, d in DECODERS.items()
+    if d.framing in ("sse", "eventstream") and not getattr(d, "relayed", False)
 )
 
 
