@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from modelstream import FinalResponse, ProviderError
+from modelstream import FinalResponse, GrammarChecker, ProviderError
 from support import (
     Decoded,
     ReplayServer,
@@ -25,6 +25,7 @@ from support import (
     decode_chunks,
     decode_over_http,
     load_capture,
+    require_corpus,
 )
 
 PROTOCOL = "bedrock-converse-stream"
@@ -291,3 +292,40 @@ def test_think_tags_in_ordinary_text_stay_text() -> None:
     assert item["type"] == "text.done"
     assert item["text"].startswith(" <think> The user wants me to check")
     assert item["text"].endswith("</think> FOUND ISSUE_11409_CONTENT")
+
+
+# --- modelstream replay reads the binary body --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [
+        ("vercel-bedrock-tool-call-handwritten", 0),
+        ("vercel-bedrock-model-stream-error-synthetic", 1),
+    ],
+)
+def test_replay_decodes_a_bin_body_to_jsonl(name: str, status: int) -> None:
+    from test_cli import run_cli
+
+    path = str(require_corpus() / PROTOCOL / f"{name}.bin")
+    result = run_cli("replay", path, "--protocol", PROTOCOL, "--format", "jsonl")
+    assert result.returncode == status, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    checker = GrammarChecker()
+    if status == 0:
+        for line in lines:
+            checker.feed(line)
+        checker.end()
+        assert lines[-1]["finish_reason"] == "tool_call"
+        done = lines[-2]["content_items"][0]
+        assert (done["name"], done["arguments"]) == ("test-tool", {"value": "Sparkle Day"})
+        assert lines[-1]["usage_metadata"]["prompt_tokens"] == 125
+    else:
+        assert lines[0]["content_items"] == [{"type": "text.delta", "text": "before error"}]
+        error = lines[-1]["error"]
+        assert (error["type"], error["error_type"]) == (
+            "ProviderError",
+            "modelStreamErrorException",
+        )
+        assert error["retryable"] is True
+        assert error["partial_status"] == "failed"

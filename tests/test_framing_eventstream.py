@@ -224,7 +224,7 @@ def test_a_bad_message_crc_names_the_message_and_the_decoder_goes_on_after_it() 
     with pytest.raises(CorruptedMessageError) as caught:
         decoder.next_message()
     error = caught.value
-    assert (error.message, error.crc, error.resumable) == (1, "message", True)
+    assert (error.message_index, error.crc, error.resumable) == (1, "message", True)
     assert isinstance(error, LostContentError)  # content is lost: never a final turn
     assert "message CRC-32 of event-stream message 1" in str(error)
     third_message = decoder.next_message()
@@ -238,7 +238,11 @@ def test_a_bad_prelude_crc_stops_the_decoder_for_good() -> None:
     decoder.feed(body)
     with pytest.raises(CorruptedMessageError) as caught:
         decoder.next_message()
-    assert (caught.value.message, caught.value.crc, caught.value.resumable) == (0, "prelude", False)
+    assert (caught.value.message_index, caught.value.crc, caught.value.resumable) == (
+        0,
+        "prelude",
+        False,
+    )
     assert "lenient" not in str(caught.value)  # nothing can be skipped past a damaged length
     with pytest.raises(CorruptedMessageError):
         decoder.next_message()
@@ -289,7 +293,7 @@ def test_a_corrupted_message_ends_the_turn_with_everything_before_it_kept() -> N
     assert [e["content_items"][0]["text"] for e in events] == ["Hello", " wörld"]
     with pytest.raises(CorruptedMessageError) as caught:
         decoder.end()
-    assert caught.value.message == 3
+    assert caught.value.message_index == 3
     partial = caught.value.partial
     assert partial is not None and partial.status == "incomplete"
     assert partial.open_item == {"type": "text.delta", "text": "Hello wörld"}
@@ -310,7 +314,7 @@ def test_lenient_frames_skip_a_corrupted_message_and_count_it() -> None:
         assert result.metadata.lost_frames == 1
         assert result.metadata.skipped["corrupted_message"] == 1
         [note] = [d for d in result.metadata.diagnostics if d["type"] == "corrupted_message"]
-        assert (note["message"], note["crc"]) == (2, "message")
+        assert (note["message_index"], note["crc"]) == (2, "message")
 
 
 def test_lenient_frames_cannot_skip_a_damaged_prelude() -> None:
@@ -320,7 +324,7 @@ def test_lenient_frames_cannot_skip_a_damaged_prelude() -> None:
     with pytest.raises(CorruptedMessageError) as caught:
         decoder.feed(body)
         decoder.end()
-    assert (caught.value.message, caught.value.crc) == (1, "prelude")
+    assert (caught.value.message_index, caught.value.crc) == (1, "prelude")
 
 
 def test_an_error_message_is_a_provider_error() -> None:
