@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import struct
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +26,13 @@ from typing import Any
 
 import orjson
 
-PROTOCOLS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini-generate-content")
+PROTOCOLS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini-generate-content",
+    "bedrock-converse-stream",
+)
 CASES = ("text", "tool_call")
 TOOL_NAME = "write_note"
 
@@ -88,6 +95,7 @@ _WORDS_PER_CHUNK = {
     "openai-responses": (1, 1),
     "anthropic-messages": (1, 4),
     "gemini-generate-content": (2, 8),
+    "bedrock-converse-stream": (1, 4),  # Claude on Bedrock: phrases, as on Anthropic's API
 }
 # Mean characters per raw argument fragment (OpenAI: a token; Anthropic: a few tokens).
 _ARGUMENT_CHARS_PER_FRAGMENT = {
@@ -95,6 +103,7 @@ _ARGUMENT_CHARS_PER_FRAGMENT = {
     "openai-responses": 4,
     "anthropic-messages": 8,
     "gemini-generate-content": 10,
+    "bedrock-converse-stream": 8,
 }
 
 
@@ -550,6 +559,68 @@ def gemini_tool(rng: random.Random, arguments: dict[str, Any], count: int) -> by
     return b"".join(frames)
 
 
+# --- bedrock-converse-stream -----------------------------------------------------------------
+
+_PADDING = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _aws_message(event_type: str, payload: dict[str, Any]) -> bytes:
+    """One AWS event-stream message as Bedrock sends it (corpus pydanticai-bedrock-nova-text):
+    string headers :event-type, :content-type, :message-type; compact JSON with sorted keys."""
+    headers = b""
+    for name, value in (
+        (":event-type", event_type),
+        (":content-type", "application/json"),
+        (":message-type", "event"),
+    ):
+        raw = value.encode()
+        headers += bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
+    body = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+    prelude = struct.pack(">II", 16 + len(headers) + len(body), len(headers))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + body
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+class _BedrockWriter:
+    """Messages with AWS's random-length `p` padding field."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.messages: list[bytes] = []
+
+    def emit(self, event_type: str, payload: dict[str, Any]) -> None:
+        padded = {**payload, "p": _PADDING[: self.rng.randint(1, len(_PADDING))]}
+        self.messages.append(_aws_message(event_type, padded))
+
+    def end(self, reason: str, output_tokens: int) -> bytes:
+        self.emit("contentBlockStop", {"contentBlockIndex": 0})
+        self.emit("messageStop", {"stopReason": reason})
+        usage = {"inputTokens": 377, "outputTokens": output_tokens}
+        usage["totalTokens"] = 377 + output_tokens
+        self.emit("metadata", {"metrics": {"latencyMs": 2281}, "usage": usage})
+        return b"".join(self.messages)
+
+
+def bedrock_text(rng: random.Random, pieces: list[str]) -> bytes:
+    out = _BedrockWriter(rng)
+    out.emit("messageStart", {"role": "assistant"})
+    for piece in pieces:
+        out.emit("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": piece}})
+    return out.end("end_turn", len(pieces))
+
+
+def bedrock_tool(rng: random.Random, arguments: dict[str, Any], count: int) -> bytes:
+    out = _BedrockWriter(rng)
+    out.emit("messageStart", {"role": "assistant"})
+    tool = {"name": TOOL_NAME, "toolUseId": f"tooluse_{_ident(rng, 22)}"}
+    out.emit("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": tool}})
+    for piece in _split(rng, _compact(arguments).decode(), count):
+        out.emit(
+            "contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": piece}}}
+        )
+    return out.end("tool_use", count)
+
+
 _TextBuilder = Callable[[random.Random, list[str]], bytes]
 _ToolBuilder = Callable[[random.Random, dict[str, Any], int], bytes]
 _BUILDERS: dict[str, tuple[_TextBuilder, _ToolBuilder]] = {
@@ -557,4 +628,5 @@ _BUILDERS: dict[str, tuple[_TextBuilder, _ToolBuilder]] = {
     "openai-responses": (openai_responses_text, openai_responses_tool),
     "anthropic-messages": (anthropic_text, anthropic_tool),
     "gemini-generate-content": (gemini_text, gemini_tool),
+    "bedrock-converse-stream": (bedrock_text, bedrock_tool),
 }

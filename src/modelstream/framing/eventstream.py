@@ -241,14 +241,12 @@ class EventStreamFramer:
 
     def _frames(self) -> list[RawFrame]:
         frames: list[RawFrame] = []
-        next_raw, names = self.decoder.next_raw, self._names
+        decoder, names = self.decoder, self._names
         try:
-            while (raw := next_raw()) is not None:
+            self._run(frames)
+            while (raw := decoder.next_raw()) is not None:  # what the run left: the checks
                 header_bytes, payload = raw
-                known = names.get(header_bytes)
-                if known is None:
-                    known = self._name(header_bytes)
-                name, data = known
+                name, data = names.get(header_bytes) or self._name(header_bytes)
                 frames.append(
                     (name, payload.decode("utf-8", "replace") if data is None else data, None, None)
                 )
@@ -256,6 +254,41 @@ class EventStreamFramer:
             self._salvaged = frames
             raise
         return frames
+
+    def _run(self, frames: list[RawFrame]) -> None:
+        """The hot path: every whole, intact message of the buffer with a header block seen
+        before, read in one loop with the state in locals. It stops at anything else (a cut-off
+        message, a new header block, a failed check), which `next_raw` then reads or reports."""
+        decoder = self.decoder
+        if decoder._pieces or decoder._failed is not None:
+            return
+        buf, view, pos, names = decoder._buf, decoder._view, decoder._pos, self._names
+        size, limit = len(buf), decoder.max_frame_bytes
+        crc32, unpack, append = zlib.crc32, _PRELUDE.unpack_from, frames.append
+        read = 0
+        while size - pos >= _PRELUDE_BYTES:
+            total, headers_length, prelude_crc = unpack(buf, pos)
+            end = pos + total
+            if (
+                end > size
+                or total > limit
+                or total < _MIN_MESSAGE + headers_length
+                or crc32(view[pos : pos + 8]) != prelude_crc
+                or crc32(view[pos : end - 4]) != int.from_bytes(buf[end - 4 : end], "big")
+            ):
+                break
+            headers_end = pos + _PRELUDE_BYTES + headers_length
+            known = names.get(buf[pos + _PRELUDE_BYTES : headers_end])
+            if known is None:
+                break
+            name, data = known
+            if data is None:
+                data = buf[headers_end : end - 4].decode("utf-8", "replace")
+            append((name, data, None, None))
+            pos = end
+            read += 1
+        decoder._pos = pos
+        decoder.messages += read
 
     def _name(self, header_bytes: bytes) -> tuple[str, str | None]:
         """(event name, frame data when the headers carry it instead of the payload)."""

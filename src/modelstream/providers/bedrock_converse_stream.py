@@ -66,6 +66,7 @@ class BedrockConverseStreamDecoder:
         self._kinds: dict[Any, str] = {}  # block index -> "text" | "thinking" | "tool_call" | ...
         self._finished = False  # messageStop arrived
         self._usage = False  # metadata arrived
+        self._text_block: Any = object()  # the index of the last text block: no lookup needed
 
     def on_frame(self, name: str, data: str) -> None:
         try:
@@ -79,19 +80,14 @@ class BedrockConverseStreamDecoder:
             self.sink.skip(f"event:{name}")
             return
         if name == "contentBlockDelta":
-            # the hot path: a text or argument fragment of a block we are streaming
+            # the hot path: a text fragment of the text block being streamed
             index = event.get("contentBlockIndex")
             delta = event.get("delta")
-            if not isinstance(delta, dict):
-                self.sink.skip("delta:empty")
-                return
-            kind = self._kinds.get(index)
-            text = delta.get("text")
-            if text is not None and kind in (None, "text"):
-                self._kinds[index] = "text"
-                self.sink.text(index, text if isinstance(text, str) else "")
+            text = delta.get("text") if delta.__class__ is dict else None
+            if text.__class__ is str and index == self._text_block:
+                self.sink.text(index, text)
             else:
-                self._delta(index, kind, delta)
+                self._delta(index, delta)
         elif name == "contentBlockStart":
             self._start(event)
         elif name == "contentBlockStop":
@@ -134,10 +130,20 @@ class BedrockConverseStreamDecoder:
         what = "server_tool_use" if isinstance(tool, dict) else next(iter(start), "unknown")
         self.sink.skip(f"block:{what}")
 
-    def _delta(self, index: Any, kind: str | None, delta: dict[str, Any]) -> None:
+    def _delta(self, index: Any, delta: Any) -> None:
         sink = self.sink
+        if not isinstance(delta, dict):
+            sink.skip("delta:empty")
+            return
+        kind = self._kinds.get(index)
         if kind == _SKIPPED:
             sink.skip(f"delta:{next(iter(delta), 'empty')}")
+            return
+        text = delta.get("text")
+        if text is not None and kind in (None, "text"):
+            self._kinds[index] = "text"
+            self._text_block = index
+            sink.text(index, text if isinstance(text, str) else "")
             return
         reasoning = delta.get("reasoningContent")
         tool = delta.get("toolUse")
