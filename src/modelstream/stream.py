@@ -79,6 +79,7 @@ class StreamDecoder:
         self._framing = getattr(adapter_class, "framing", "sse")
         self._framer: Framer = make_framer(self._framing, max_frame_bytes)
         self._frame_filter = frame_filter
+        self._comments_before = 0  # SSE comments counted by framers dropped in a restart
         self._assembler = ItemAssembler(
             self.metadata, lenient_tool_arguments=lenient_tool_arguments
         )
@@ -154,6 +155,7 @@ class StreamDecoder:
     def restart_framing(self) -> None:
         """Forget the bytes of a frame still arriving: the connection that carried it is gone,
         and the next one (a resume) starts at a frame boundary."""
+        self._comments_before += self._framer.comments
         self._framer = make_framer(self._framing, self._max_frame_bytes)
         self._sniffing = self._framing != "json"
 
@@ -242,8 +244,9 @@ class StreamDecoder:
         events = self._assembler.drain()
         if events and self._created_at is None:
             self._created_at = events[0]["created_at"]
-        if self._framer.comments:
-            self.metadata.skipped["sse_comment"] = self._framer.comments
+        comments = self._comments_before + self._framer.comments
+        if comments:
+            self.metadata.skipped["sse_comment"] = comments
         error = self.error
         if error is not None:
             if self._partial is None:
