@@ -41,6 +41,7 @@ from .sse import DEFAULT_MAX_FRAME_BYTES, RawFrame
 HeaderValue = Union[bool, int, bytes, str, datetime, uuid.UUID]  # noqa: UP007 (a runtime alias)
 
 _PRELUDE = struct.Struct(">III")  # total length, headers length, prelude CRC
+_CRC = struct.Struct(">I")
 _PRELUDE_BYTES = 12
 _MIN_MESSAGE = _PRELUDE_BYTES + 4  # no headers, no payload
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -265,6 +266,7 @@ class EventStreamFramer:
         buf, view, pos, names = decoder._buf, decoder._view, decoder._pos, self._names
         size, limit = len(buf), decoder.max_frame_bytes
         crc32, unpack, append = zlib.crc32, _PRELUDE.unpack_from, frames.append
+        message_crc = _CRC.unpack_from
         read = 0
         while size - pos >= _PRELUDE_BYTES:
             total, headers_length, prelude_crc = unpack(buf, pos)
@@ -273,8 +275,8 @@ class EventStreamFramer:
                 end > size
                 or total > limit
                 or total < _MIN_MESSAGE + headers_length
-                or crc32(view[pos : pos + 8]) != prelude_crc
-                or crc32(view[pos : end - 4]) != int.from_bytes(buf[end - 4 : end], "big")
+                or crc32(buf[pos : pos + 8]) != prelude_crc
+                or crc32(view[pos : end - 4]) != message_crc(buf, end - 4)[0]
             ):
                 break
             headers_end = pos + _PRELUDE_BYTES + headers_length

@@ -66,7 +66,9 @@ class BedrockConverseStreamDecoder:
         self._kinds: dict[Any, str] = {}  # block index -> "text" | "thinking" | "tool_call" | ...
         self._finished = False  # messageStop arrived
         self._usage = False  # metadata arrived
-        self._text_block: Any = object()  # the index of the last text block: no lookup needed
+        # the indexes of the last text and tool call blocks: their fragments need no lookup
+        self._text_block: Any = object()
+        self._tool_block: Any = object()
 
     def on_frame(self, name: str, data: str) -> None:
         try:
@@ -80,14 +82,22 @@ class BedrockConverseStreamDecoder:
             self.sink.skip(f"event:{name}")
             return
         if name == "contentBlockDelta":
-            # the hot path: a text fragment of the text block being streamed
+            # the hot path: a fragment of the text or tool call block being streamed
             index = event.get("contentBlockIndex")
             delta = event.get("delta")
-            text = delta.get("text") if delta.__class__ is dict else None
-            if text.__class__ is str and index == self._text_block:
-                self.sink.text(index, text)
-            else:
-                self._delta(index, delta)
+            if delta.__class__ is dict:
+                if index == self._text_block:
+                    text = delta.get("text")
+                    if text.__class__ is str:
+                        self.sink.text(index, text)
+                        return
+                elif index == self._tool_block:
+                    tool = delta.get("toolUse")
+                    arguments = tool.get("input") if tool.__class__ is dict else None
+                    if arguments.__class__ is str:
+                        self.sink.tool_call(index, arguments)
+                        return
+            self._delta(index, delta)
         elif name == "contentBlockStart":
             self._start(event)
         elif name == "contentBlockStop":
@@ -119,6 +129,7 @@ class BedrockConverseStreamDecoder:
         tool = start.get("toolUse")
         if isinstance(tool, dict) and tool.get("type") != "server_tool_use":
             self._kinds[index] = "tool_call"
+            self._tool_block = index
             self.sink.tool_call(
                 index,
                 "",
@@ -160,6 +171,7 @@ class BedrockConverseStreamDecoder:
                 sink.thinking(index, "", {"redacted_content": redacted})
         elif isinstance(tool, dict) and kind in (None, "tool_call"):
             self._kinds[index] = "tool_call"
+            self._tool_block = index
             arguments = tool.get("input")
             sink.tool_call(index, arguments if isinstance(arguments, str) else "")
         else:  # citations, toolResult, images, and whatever comes next
