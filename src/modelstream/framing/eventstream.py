@@ -15,10 +15,11 @@ decoder can step over (the lengths were intact); a bad prelude CRC means no late
 found, so the decoder stays failed. A length over the frame limit is a `FrameTooLargeError`,
 bytes left at the end of the body an `IncompleteStreamError`.
 
-Written by hand because botocore's parser is neither sans-IO on its own nor an install we
-require, and the format is small. It never copies the body byte by byte: a feed that completes
-messages is read in place, and the start of a message still arriving is held as a list of pieces
-joined once when enough bytes are there, so a message arriving in small pieces costs linear time.
+Written by hand: botocore's `EventStreamBuffer` parses the same format, but botocore is only an
+optional extra here (for SigV4 credentials) while decoding is core, and the format is small.
+It never copies the body byte by byte: a feed that completes messages is read in place, and the
+start of a message still arriving is held as a list of pieces joined once when enough bytes are
+there, so a message arriving in small pieces costs linear time.
 
 `EventStreamDecoder` gives whole messages with their typed headers; `EventStreamFramer` turns
 them into the pipeline's frames: `(event, payload text, None, None)`, where `event` is the
