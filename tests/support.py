@@ -44,7 +44,11 @@ def capture_names(protocol: str) -> list[str]:
     folder = CORPUS / protocol
     if not folder.is_dir():
         return ["<corpus missing>"]
-    return sorted(p.stem for p in folder.glob("*.sse"))
+    return sorted(p.stem for suffix in BODY_SUFFIXES for p in folder.glob(f"*{suffix}"))
+
+
+# The body file of a capture: SSE text, or a binary AWS event stream (bedrock-converse-stream).
+BODY_SUFFIXES = (".sse", ".bin")
 
 
 @dataclass
@@ -57,7 +61,9 @@ class Capture:
 
 def load_capture(protocol: str, name: str) -> Capture:
     folder = require_corpus() / protocol
-    body = (folder / f"{name}.sse").read_bytes()
+    body = next(
+        path for s in BODY_SUFFIXES if (path := folder / f"{name}{s}").is_file()
+    ).read_bytes()
     sidecar = json.loads((folder / f"{name}.json").read_text())
     return Capture(protocol, name, body, sidecar)
 

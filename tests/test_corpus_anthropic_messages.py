@@ -161,7 +161,7 @@ def expected_from_file(name: str) -> Expected:
         # SPEC §2: a refusal is the model's answer, marked by fidelity, even when empty
         expected.items.append({"type": "text.done", "text": "", "fidelity": {"refusal": True}})
 
-    # The arithmetic documented in src/modelstream/providers/anthropic_messages.py
+    # The arithmetic documented in src/modelstream/protocols/anthropic_messages/decoder.py
     fresh = counts.get("input_tokens")
     created = counts.get("cache_creation_input_tokens")
     output = counts.get("output_tokens")

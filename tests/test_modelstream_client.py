@@ -31,6 +31,7 @@ from modelstream import (
 )
 from modelstream.client import Client, RetryPolicy, Timeouts
 from modelstream.client.resume import StreamResume
+from modelstream.framing.sse import SSEDecoder
 from modelstream.jsonwire import dumps, error_object
 from modelstream.protocols.modelstream.decoder import error_from_wire
 from modelstream.server.stores import ProducerLostError
@@ -482,12 +483,19 @@ def frame(seq: int, data: str) -> bytes:
     return b"id: resp_x:%d\ndata: %s\n\n" % (seq, data.encode())
 
 
-def test_whole_frames_only_reach_the_decoder_however_the_bytes_are_split() -> None:
+def passed(resume: StreamResume, framer: SSEDecoder, body: bytes) -> list[str]:
+    """The data of the frames `resume` lets through, of `body` framed by the SSE framer."""
+    return [data for _, data, _, _ in resume.frames(framer.feed_fields(body))]
+
+
+def test_the_resume_point_is_the_last_event_id_however_the_bytes_are_split() -> None:
     body = frame(1, '{"a":1}') + b": keep-alive\n\n" + frame(2, '{"b":2}') + b"data: [DONE]\n\n"
     for size in (1, 2, 3, 5, 8, 13, len(body)):
-        resume = StreamResume()
-        out = b"".join(resume.whole_frames(body[i : i + size]) for i in range(0, len(body), size))
-        assert out == body
+        resume, framer = StreamResume(), SSEDecoder()
+        out = [
+            d for i in range(0, len(body), size) for d in passed(resume, framer, body[i : i + size])
+        ]
+        assert out == ['{"a":1}', '{"b":2}', "[DONE]"]
         assert resume.last_seq == 2
 
 
@@ -495,27 +503,39 @@ def test_after_a_reconnect_events_already_seen_are_dropped_even_if_the_server_re
     None
 ):
     """A proxy that strips `Last-Event-ID` gets the whole stream again: only the new rest goes
-    on to the decoder."""
-    resume = StreamResume()
+    on to the decoder; `[DONE]`, which inherits the last id but has none of its own, passes."""
+    resume, framer = StreamResume(), SSEDecoder()
     resume.responded("resp_x")
-    assert resume.whole_frames(frame(1, "one") + frame(2, "two") + b"id: resp_x:3\nda") == (
-        frame(1, "one") + frame(2, "two")
-    )
+    assert passed(resume, framer, frame(1, "one") + frame(2, "two") + b"id: resp_x:3\nda") == [
+        "one",
+        "two",
+    ]
     resume.reconnecting()
+    framer = SSEDecoder()  # the caller restarts the framing: the cut frame is gone
     assert resume.last_event_id() == "resp_x:2"
     replayed = frame(1, "one") + frame(2, "two") + frame(3, "three") + frame(4, "four")
-    assert resume.whole_frames(replayed[:30]) == b""
-    assert resume.whole_frames(replayed[30:]) == frame(3, "three") + frame(4, "four")
-    assert resume.whole_frames(frame(5, "five") + b"data: [DONE]\n\n") == (
-        frame(5, "five") + b"data: [DONE]\n\n"
-    )
+    assert passed(resume, framer, replayed[:30]) == []
+    assert passed(resume, framer, replayed[30:]) == ["three", "four"]
+    assert passed(resume, framer, frame(5, "five") + b"data: [DONE]\n\n") == ["five", "[DONE]"]
     assert resume.last_seq == 5
+
+
+def test_done_after_a_replay_of_only_known_events_still_passes() -> None:
+    """The connection dropped after the last event but before `[DONE]`; the replay brings the
+    known events again and then `[DONE]`, which must reach the decoder."""
+    resume, framer = StreamResume(), SSEDecoder()
+    resume.responded("resp_x")
+    passed(resume, framer, frame(1, "one") + frame(2, "two"))
+    resume.reconnecting()
+    framer = SSEDecoder()
+    body = frame(1, "one") + frame(2, "two") + b"data: [DONE]\n\n"
+    assert passed(resume, framer, body) == ["[DONE]"]
 
 
 def test_the_resume_request_names_the_stream_and_the_last_event() -> None:
     resume = StreamResume()
     resume.responded("resp_0123")
-    resume.whole_frames(b"id: resp_0123:41\r\ndata: {}\r\n\r\n")
+    passed(resume, SSEDecoder(), b"id: resp_0123:41\r\ndata: {}\r\n\r\n")
     assert resume.resume_url("http://127.0.0.1:8000/v1/stream") == (
         "http://127.0.0.1:8000/v1/streams/resp_0123"
     )

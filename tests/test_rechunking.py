@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 
 from modelstream import StreamMetadata
 from modelstream.protocols import PROTOCOLS
-from support import CORPUS, capture_names, decode_chunks, load_capture, require_corpus
+from support import (
+    BODY_SUFFIXES,
+    CORPUS,
+    capture_names,
+    decode_chunks,
+    load_capture,
+    require_corpus,
+)
 
 CAPTURES = [pytest.param(p, n, id=f"{p}/{n}") for p in PROTOCOLS for n in capture_names(p)]
 
@@ -65,7 +72,14 @@ def pieces(body: bytes, cuts: list[int]) -> list[bytes]:
 
 
 def interesting_cuts(body: bytes) -> list[int]:
-    """Cut points where a decoder's state matters: around line ends and inside characters."""
+    """Cut points where a decoder's state matters: around line ends and inside characters
+    (SSE), and in and around the 12-byte prelude of each binary event-stream message."""
+    if body[:1] == b"\x00":  # an AWS event stream: messages start with a 4-byte length
+        cuts, at = [], 0
+        while at + 4 <= len(body):
+            cuts += [at + d for d in (-1, 1, 4, 8, 11, 12, 13) if 0 < at + d < len(body)]
+            at += int.from_bytes(body[at : at + 4], "big")
+        return cuts
     return [
         i
         for i, byte in enumerate(body)
@@ -106,4 +120,4 @@ def test_cutting_a_capture_at_random_points_decodes_as_one_feed(protocol, name, 
 def test_the_corpus_has_captures_for_every_protocol():
     require_corpus()
     for protocol in PROTOCOLS:
-        assert list((CORPUS / protocol).glob("*.sse")), protocol
+        assert [p for s in BODY_SUFFIXES for p in (CORPUS / protocol).glob(f"*{s}")], protocol

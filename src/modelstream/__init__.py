@@ -7,6 +7,7 @@ from .conversation import AsyncConversation, Conversation
 from .errors import (
     ConfigurationError,
     ConversationBusyError,
+    CorruptedMessageError,
     EmptyResponseError,
     FrameTooLargeError,
     GrammarViolation,
@@ -25,10 +26,10 @@ from .errors import (
     ToolLoopLimitError,
     UnsupportedParameterError,
 )
+from .framing.sse import SSEDecoder, SSEFrame
 from .grammar import GrammarChecker, check_events
 from .protocols import PROTOCOLS
 from .results import FinalResponse, PartialResponse, StreamMetadata
-from .sse import SSEDecoder, SSEFrame
 from .stream import StreamDecoder, decode_body
 from .types import Config, Event, FinishReason, Message, Usage
 
@@ -44,6 +45,7 @@ __all__ = [
     "ConfigurationError",
     "Conversation",
     "ConversationBusyError",
+    "CorruptedMessageError",
     "EmptyResponseError",
     "Event",
     "FinalResponse",

@@ -136,6 +136,44 @@ class MalformedFrameError(LostContentError):
         return {"missing": self.missing, "frame": self.frame, "preview": self.preview}
 
 
+class CorruptedMessageError(LostContentError):
+    """A binary event-stream message (AWS event stream) failed its CRC-32 check: the bytes were
+    damaged on the way, so what the message carried is lost and the turn is not final.
+
+    `crc` names the check: "message" (the whole message; its length was intact, so decoding can
+    go on after it and `lenient_frames=True` skips it) or "prelude" (the length fields
+    themselves; nothing after can be framed, so even a lenient decoder stops there).
+    `message_index` is the 0-based index of the message in the body."""
+
+    def __init__(self, message_index: int, crc: str, expected: int, actual: int) -> None:
+        self.message_index = message_index
+        self.crc = crc
+        self.expected = expected
+        self.actual = actual
+        self.resumable = crc == "message"
+        what = f"the {crc} CRC-32 of event-stream message {message_index}"
+        detail = (
+            f"{what} does not match (sent {expected:#010x}, computed {actual:#010x}): the "
+            "body was corrupted on the way, so content is missing and the turn is not final"
+        )
+        if self.resumable:
+            super().__init__(f"the content of message {message_index}", detail)
+        else:  # no lenient hint: a damaged length cannot be skipped
+            self.missing = f"the content from message {message_index} on"
+            self.detail = detail
+            self.lost = 1
+            StreamError.__init__(self, detail)
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "missing": self.missing,
+            "message_index": self.message_index,
+            "crc": self.crc,
+            "expected": self.expected,
+            "actual": self.actual,
+        }
+
+
 class SequenceGapError(LostContentError):
     """A protocol that numbers its events (OpenAI Responses `sequence_number`) skipped numbers:
     the events in between never arrived."""

@@ -1,6 +1,9 @@
 """The sans-IO pipeline: response body bytes in, grammar-valid events out.
 
-    bytes ─► SSEDecoder ─► provider adapter ─► ItemAssembler ─► events
+    bytes ─► framer ─► provider adapter ─► ItemAssembler ─► events
+
+The framer is the one the adapter's `framing` names (`framing`: SSE, a whole JSON body, or the
+binary AWS event stream); every framer gives the same `(event, data, id, retry)` frames.
 
 `StreamDecoder` is what every IO shell (HTTP client, server, `replay`, tests) drives. It never
 reads a socket or a clock: the caller feeds bytes, passes the time if it wants `created_at`
@@ -17,6 +20,13 @@ ends the turn as incomplete. With `lenient_frames=True` it skips the frame inste
 the intact event that revealed it is decoded), counts it in `metadata.lost_frames` and notes it
 in the diagnostics, so a final result still says that something was lost.
 
+Event-stream messages whose CRC fails (`CorruptedMessageError`) are lost content too: skipped and
+counted when lenient if only the message CRC failed (its length was intact), else the turn ends.
+
+`frame_filter` sees every batch of frames before the adapter does, with their SSE ids: resuming a
+modelstream server's stream (`client/resume.py`) drops events already seen there, and
+`restart_framing()` drops a frame cut off by a dropped connection.
+
 A 200 response whose body is one JSON document instead of an event stream (its first byte is
 `{` or `[`) is a provider's error object (`error_bodies`): it ends the turn as `ProviderError`.
 
@@ -31,7 +41,7 @@ from typing import Any
 from .assembler import ItemAssembler
 from .error_bodies import error_document
 from .errors import (
-    FrameTooLargeError,
+    CorruptedMessageError,
     IncompleteStreamError,
     LostContentError,
     MalformedFrameError,
@@ -40,9 +50,10 @@ from .errors import (
     StreamError,
     StreamProtocolError,
 )
+from .framing import DEFAULT_MAX_FRAME_BYTES, EventStreamFramer, Framer, RawFrame, make_framer
+from .framing.json_body import JSONBodyFramer
 from .protocols import decoder_class
 from .results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata
-from .sse import DEFAULT_MAX_FRAME_BYTES, RawFrame, SSEDecoder
 from .types import Event, Message
 
 
@@ -58,27 +69,27 @@ class StreamDecoder:
         lenient_frames: bool = False,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         redact: Callable[[str], str] | None = None,
+        frame_filter: Callable[[list[RawFrame]], list[RawFrame]] | None = None,
     ) -> None:
         adapter_class = decoder_class(protocol)
         self.metadata = StreamMetadata(
             protocol=protocol, provider=provider or adapter_class.default_provider
         )
         self.error: StreamError | None = None
-        self._sse = SSEDecoder(max_frame_bytes)
+        self._framing = getattr(adapter_class, "framing", "sse")
+        self._framer: Framer = make_framer(self._framing, max_frame_bytes)
+        self._frame_filter = frame_filter
+        self._comments_before = 0  # SSE comments counted by framers dropped in a restart
         self._assembler = ItemAssembler(
             self.metadata, lenient_tool_arguments=lenient_tool_arguments
         )
         self._adapter = adapter_class(self._assembler)
-        # A JSON-framed body (embeddings) is decoded whole at the end, within the frame limit.
-        self._whole_body: list[bytes] | None = (
-            [] if getattr(adapter_class, "framing", "sse") == "json" else None
-        )
         self._max_frame_bytes = max_frame_bytes
         self._lenient_frames = lenient_frames
         self._redact = redact
         self._frames_seen = 0  # data frames given to the adapter, to name a broken one
         # An event-stream body is watched until its first byte: `{` or `[` is a JSON document.
-        self._sniffing = self._whole_body is None
+        self._sniffing = self._framing != "json"
         self._document = False
         self._partial: PartialResponse | None = None
         self._created_at: int | None = None
@@ -106,13 +117,15 @@ class StreamDecoder:
         try:
             if self._sniffing:
                 self._sniff(data)
-            if self._whole_body is not None:
-                self._hold_body(data)
-            else:
-                self._decode(self._sse.feed_fields(data))
+            frames = self._framer.feed_fields(data)
+            if self._frame_filter is not None:
+                frames = self._frame_filter(frames)
+            self._decode(frames)
+        except CorruptedMessageError as exc:
+            self._salvage(exc)
         except Exception as exc:
             self._fail(exc)
-        if self.error is None and self._created_at is not None and not self._sse.comments:
+        if self.error is None and self._created_at is not None and not self._framer.comments:
             return assembler.drain()  # the hot path: nothing to note, nothing to raise
         return self._drain()
 
@@ -125,17 +138,26 @@ class StreamDecoder:
         self._assembler.now_ms = now_ms
         try:
             if self._document:
-                self._read_document(b"".join(self._whole_body or ()))
-            elif self._whole_body is not None:
-                body = b"".join(self._whole_body).decode("utf-8", "replace")
-                self._decode([("message", body, None, None)])
-            else:
-                self._decode(self._sse.end_fields())
+                assert isinstance(self._framer, JSONBodyFramer)
+                self._read_document(self._framer.body())
+            frames = self._framer.end_fields()
+            if self._frame_filter is not None:
+                frames = self._frame_filter(frames)
+            self._decode(frames)
             self._adapter.on_end()
             self._assembler.end_of_input()
+        except CorruptedMessageError as exc:
+            self._salvage(exc, ending=True)
         except Exception as exc:
             self._fail(exc)
         return self._drain()
+
+    def restart_framing(self) -> None:
+        """Forget the bytes of a frame still arriving: the connection that carried it is gone,
+        and the next one (a resume) starts at a frame boundary."""
+        self._comments_before += self._framer.comments
+        self._framer = make_framer(self._framing, self._max_frame_bytes)
+        self._sniffing = self._framing != "json"
 
     def cancel(self, reason: str = "cancelled by the caller") -> PartialResponse:
         """Record that the caller stopped reading; returns the partial response."""
@@ -161,6 +183,30 @@ class StreamDecoder:
                 self._frames_seen += len(frames)
                 return
 
+    def _salvage(self, error: CorruptedMessageError, ending: bool = False) -> None:
+        """A damaged event-stream message: decode the frames before it, then fail the turn, or
+        skip the message and read on when lenient and its length was intact."""
+        framer = self._framer
+        assert isinstance(framer, EventStreamFramer)
+        try:
+            while True:
+                self._decode(framer.take_salvaged())
+                if not (self._lenient_frames and error.resumable):
+                    raise error
+                self.metadata.lost_frames += 1
+                self._assembler.skip("corrupted_message")
+                self._assembler.diagnostic({"type": "corrupted_message", **error.fields()})
+                try:
+                    self._decode(framer.end_fields() if ending else framer.feed_fields(b""))
+                    if ending:
+                        self._adapter.on_end()
+                        self._assembler.end_of_input()
+                    return
+                except CorruptedMessageError as again:
+                    error = again
+        except Exception as exc:
+            self._fail(exc)
+
     def _lost(self, error: LostContentError, frame: RawFrame) -> None:
         """Fail the turn for a lost frame or event, or note it and go on when lenient."""
         if isinstance(error, MalformedFrameError):
@@ -178,9 +224,11 @@ class StreamDecoder:
         head = data.lstrip(b" \t\r\n\xef\xbb\xbf")
         if head:
             self._sniffing = False
-            if head[:1] in (b"{", b"["):  # no event stream starts so: a JSON document
+            # No SSE stream starts so, nor an AWS event stream (its first byte is the top byte
+            # of a message length, `{` would be over a gigabyte): a JSON document.
+            if head[:1] in (b"{", b"["):
                 self._document = True
-                self._whole_body = []
+                self._framer = JSONBodyFramer(self._max_frame_bytes)
 
     def _read_document(self, body: bytes) -> None:
         """A 200 body that is one JSON document: the provider's error object, or no stream."""
@@ -192,19 +240,13 @@ class StreamDecoder:
             "event stream", f"the body is one JSON document, not an event stream: {preview!r}"
         )
 
-    def _hold_body(self, data: bytes) -> None:
-        assert self._whole_body is not None
-        self._whole_body.append(data)
-        size = sum(len(piece) for piece in self._whole_body)
-        if size > self._max_frame_bytes:
-            raise FrameTooLargeError(self._max_frame_bytes, size)
-
     def _drain(self) -> list[Event]:
         events = self._assembler.drain()
         if events and self._created_at is None:
             self._created_at = events[0]["created_at"]
-        if self._sse.comments:
-            self.metadata.skipped["sse_comment"] = self._sse.comments
+        comments = self._comments_before + self._framer.comments
+        if comments:
+            self.metadata.skipped["sse_comment"] = comments
         error = self.error
         if error is not None:
             if self._partial is None:

@@ -38,8 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay = commands.add_parser(
         "replay",
         help="decode a recorded provider response body",
-        description="Decode a recorded provider response body (SSE) into events. "
-        "Exit status: 0 stopped, 1 stream error, 2 bad usage.",
+        description="Decode a recorded provider response body (SSE, or a binary AWS event "
+        "stream) into events. Exit status: 0 stopped, 1 stream error, 2 bad usage.",
     )
     replay.add_argument(
         "path",

@@ -14,8 +14,9 @@ a connection that breaks while the rest of the body drains changes nothing.
 A modelstream server's stream is resumed instead (client type "modelstream", docs/server.md):
 when its connection drops or goes idle, before or after the first event, the next attempt is
 `GET /v1/streams/{response_id}` with the `Last-Event-ID` of the last event decoded, and its body
-goes on into the same decoder (`StreamResume` passes whole frames only and drops events already
-seen), so the caller sees one uninterrupted stream. Resumes are bounded (`ResumeLimits`); the
+goes on into the same decoder (its framing restarted at a frame boundary; `StreamResume` reads
+the SSE ids of the decoded frames and drops events already seen), so the caller sees one
+uninterrupted stream. Resumes are bounded (`ResumeLimits`); the
 first one after progress is immediate, the next ones back off. The server's own error line, a
 refused resume (a 404 once the stream expired) or the attempt deadline end the call as usual.
 """
@@ -98,9 +99,9 @@ class StreamCall:
         self._retry_after: float | None = None
         self._trace = trace
         self._trace_sinks = trace_sinks
-        self.decoder = self._new_decoder()
         # a modelstream server's stream: resumed, not retried, once it has a response id
         self._resume = StreamResume() if REGISTRY[protocol].relayed else None
+        self.decoder = self._new_decoder()
         self._resume_limits = resume_limits or ResumeLimits()
         self._resume_next = False  # the failed attempt is resumed by the next one
         self._resuming = False  # this attempt reads the rest of the stream
@@ -113,9 +114,9 @@ class StreamCall:
         if not self._resuming:
             self.attempt += 1
             if self.attempt > 1:
-                self.decoder = self._new_decoder()
                 if self._resume is not None:
                     self._resume = StreamResume()
+                self.decoder = self._new_decoder()
         self._responded = False
         now = self._monotonic()
         self.deadline = None if self.timeouts.attempt is None else now + self.timeouts.attempt
@@ -168,10 +169,6 @@ class StreamCall:
     def feed(self, chunk: bytes) -> list[Event]:
         """The events `chunk` completed; the shell yields them at once, so from here on the
         call is never retried."""
-        if self._resume is not None:
-            chunk = self._resume.whole_frames(chunk)
-            if not chunk:
-                return []
         events = self.decoder.feed(chunk, int(self._wall() * 1000))
         # per chunk, only the first events, a trace or the stop need bookkeeping
         if events and (not self.delivered or self._trace is not None or self.decoder.stopped):
@@ -284,6 +281,7 @@ class StreamCall:
         resume = self._resume
         assert resume is not None
         resume.reconnecting()
+        self.decoder.restart_framing()
         # right away after progress; then full-jitter backoff as for retries
         failed = resume.without_progress - 1
         delay = backoff_delay(self.retry, failed, self._random) if failed else 0.0
@@ -351,6 +349,7 @@ class StreamCall:
             lenient_tool_arguments=self._lenient,
             lenient_frames=self._lenient_frames,
             redact=self._secret.redact if self._secret is not None else None,
+            frame_filter=self._resume.frames if self._resume is not None else None,
         )
 
     def _elapsed_ms(self) -> float:

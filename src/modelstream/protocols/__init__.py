@@ -24,6 +24,7 @@ _PACKAGES = (
     "anthropic_messages",
     "gemini_generate_content",
     "gemini_interactions",
+    "bedrock_converse_stream",
     "openai_embedding",
     "gemini_embedding",
     "modelstream",

@@ -19,7 +19,7 @@ from ..error_bodies import ErrorBody, read_error_body
 from .common.decoding import StreamDecoderAdapter
 from .common.encoding import RequestEncoder
 
-Framing = Literal["sse", "json"]
+Framing = Literal["sse", "json", "eventstream"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class Protocol:
     name: str  # the registry key, e.g. "openai-chat"; what `client_type=` names
     decoder: type[StreamDecoderAdapter]  # response body frames -> the grammar's events
     encoder: Callable[[], RequestEncoder]  # messages + config -> one HTTP request
-    framing: Framing  # "sse": an event stream; "json": one JSON document (embeddings)
+    framing: Framing  # "sse" event stream, "json" one document (embeddings), "eventstream" (AWS)
     auth: KeyHeader  # where the API key goes
     provider: Provider  # where an explicit `client_type=` goes when the model's route differs
     routes: tuple[ModelRoute, ...] = ()  # model-name prefixes that choose this protocol

@@ -20,14 +20,15 @@ class StreamDecoderAdapter(Protocol):
 
     protocol: str  # e.g. "openai-chat"
     default_provider: str  # e.g. "openai"
-    # "sse": the body is an event stream, one `on_frame` per frame. "json": the body is one JSON
-    # document (embeddings), given whole to one `on_frame("message", body)` at the end.
+    # The framer that cuts the body into frames (`modelstream.framing`): "sse", one `on_frame`
+    # per SSE frame; "eventstream", one per AWS event-stream message (event = `:event-type`);
+    # "json", the body is one JSON document (embeddings), one `on_frame("message", body)` at end.
     framing: str
 
     def __init__(self, sink: ItemAssembler) -> None: ...
 
     def on_frame(self, event: str, data: str) -> None:
-        """One SSE frame, in order: its event name ("message" when unnamed) and its data."""
+        """One frame, in order: its event name ("message" when unnamed) and its data."""
 
     def on_end(self) -> None:
         """The body ended (before the assembler checks that the turn finished)."""

@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from ...errors import (
+    CorruptedMessageError,
     EmptyResponseError,
     FrameTooLargeError,
     IncompleteStreamError,
@@ -190,6 +191,20 @@ _STREAM_ERRORS: dict[str, tuple[type[StreamError], tuple[str, ...], dict[str, An
         MalformedFrameError,
         ("missing", "frame", "preview"),
         {"missing": "", "detail": "", "lost": 1, "frame": None, "preview": ""},
+    ),
+    "CorruptedMessageError": (
+        CorruptedMessageError,
+        ("missing", "message_index", "crc", "expected", "actual"),
+        {
+            "missing": "",
+            "detail": "",
+            "lost": 1,
+            "message_index": None,
+            "crc": "",
+            "expected": None,
+            "actual": None,
+            "resumable": False,
+        },
     ),
     "SequenceGapError": (
         SequenceGapError,

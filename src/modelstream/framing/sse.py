@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import FrameTooLargeError
+from ..errors import FrameTooLargeError
 
 _BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
