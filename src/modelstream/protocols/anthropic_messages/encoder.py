@@ -197,60 +197,79 @@ def _thinking(body: dict[str, Any], model: str, settings: dict[str, Any]) -> boo
             body["thinking"] = {"type": "disabled"}
         body["max_tokens"] = max_tokens or default_max_tokens(model, False)
         return False
-
-    thinking: dict[str, Any]
-    if thinking_mode(model) == "adaptive":
-        thinking = {"type": "adaptive"}
-        version = claude_version(model)
-        efforts = EFFORTS_CLAUDE_4_6 if version is not None and version < (4, 7) else EFFORTS
-        body.setdefault("output_config", {})["effort"] = efforts[level]
-        body["max_tokens"] = max_tokens or default_max_tokens(model, True)
-    else:
-        budget = THINKING_BUDGETS[level]
-        if max_tokens is None:
-            max_tokens = default_max_tokens(model, True)
-        elif max_tokens <= MIN_THINKING_BUDGET:
-            raise UnsupportedParameterError(
-                "thinking_level",
-                PROTOCOL,
-                f"thinking needs max_tokens above {MIN_THINKING_BUDGET} (the smallest budget "
-                f"Anthropic accepts), got {max_tokens}",
-            )
-        if budget >= max_tokens:  # half the output stays for the answer
-            budget = max(MIN_THINKING_BUDGET, max_tokens // 2)
-        thinking = {"type": "enabled", "budget_tokens": budget}
-        body["max_tokens"] = max_tokens
-
-    summary = settings.get("thinking_summary")
-    if summary is False:
-        thinking["display"] = "omitted"
-    elif summary and _omits_thinking_by_default(model):
-        thinking["display"] = "summarized"
+    max_tokens = max_tokens or default_max_tokens(model, True)
+    thinking, effort = claude_thinking(
+        model, level, max_tokens, settings.get("thinking_summary"), PROTOCOL
+    )
+    if effort is not None:
+        body.setdefault("output_config", {})["effort"] = effort
+    body["max_tokens"] = max_tokens
     body["thinking"] = thinking
     return True
 
 
+def claude_thinking(
+    model: str, level: ThinkingLevel, max_tokens: int | None, summary: Any, protocol: str
+) -> tuple[dict[str, Any], str | None]:
+    """Claude's `thinking` object for a level other than "none", and the effort that goes with
+    adaptive thinking (None for a budget): one rule for every protocol that serves Claude. A
+    budget is kept under `max_tokens` when it is known, so half the output stays for the answer."""
+    thinking: dict[str, Any]
+    effort: str | None = None
+    if thinking_mode(model) == "adaptive":
+        thinking = {"type": "adaptive"}
+        version = claude_version(model)
+        efforts = EFFORTS_CLAUDE_4_6 if version is not None and version < (4, 7) else EFFORTS
+        effort = efforts[level]
+    else:
+        budget = THINKING_BUDGETS[level]
+        if max_tokens is not None:
+            if max_tokens <= MIN_THINKING_BUDGET:
+                raise UnsupportedParameterError(
+                    "thinking_level",
+                    protocol,
+                    f"thinking needs max_tokens above {MIN_THINKING_BUDGET} (the smallest "
+                    f"budget Claude accepts), got {max_tokens}",
+                )
+            if budget >= max_tokens:
+                budget = max(MIN_THINKING_BUDGET, max_tokens // 2)
+        thinking = {"type": "enabled", "budget_tokens": budget}
+    if summary is False:
+        thinking["display"] = "omitted"
+    elif summary and _omits_thinking_by_default(model):
+        thinking["display"] = "summarized"
+    return thinking, effort
+
+
 def _sampling(body: dict[str, Any], settings: dict[str, Any], thinking_on: bool) -> None:
-    temperature = settings.get("temperature")
-    if temperature is not None:
-        if thinking_on and temperature != 1:
-            raise UnsupportedParameterError(
-                "temperature",
-                PROTOCOL,
-                "Anthropic accepts no temperature but 1 with thinking on; drop temperature or "
-                "set thinking_level to 'none'",
-            )
-        body["temperature"] = temperature
-    top_p = settings.get("top_p")
-    if top_p is not None:
-        if thinking_on and top_p < 0.95:
-            raise UnsupportedParameterError(
-                "top_p", PROTOCOL, "Anthropic accepts top_p only from 0.95 to 1 with thinking on"
-            )
-        body["top_p"] = top_p
+    check_claude_sampling(settings, thinking_on, PROTOCOL)
+    if settings.get("temperature") is not None:
+        body["temperature"] = settings["temperature"]
+    if settings.get("top_p") is not None:
+        body["top_p"] = settings["top_p"]
     stop = settings.get("stop")
     if stop:
         body["stop_sequences"] = stop_sequences(stop, PROTOCOL)
+
+
+def check_claude_sampling(settings: dict[str, Any], thinking_on: bool, protocol: str) -> None:
+    """Claude takes temperature 1 and top_p from 0.95 only while it thinks: refused before
+    sending, on every protocol that serves Claude."""
+    if not thinking_on:
+        return
+    temperature = settings.get("temperature")
+    if temperature is not None and temperature != 1:
+        raise UnsupportedParameterError(
+            "temperature",
+            protocol,
+            "Claude accepts no temperature but 1 with thinking on; drop temperature or set "
+            "thinking_level to 'none'",
+        )
+    top_p = settings.get("top_p")
+    if top_p is not None and top_p < 0.95:
+        raise UnsupportedParameterError(
+            "top_p", protocol, "Claude accepts top_p only from 0.95 to 1 with thinking on"
+        )
 
 
 def _tools(body: dict[str, Any], settings: dict[str, Any], thinking_on: bool) -> None:

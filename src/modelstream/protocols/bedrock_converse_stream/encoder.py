@@ -63,15 +63,7 @@ from urllib.parse import quote
 
 from ...errors import InvalidMessageError, UnsupportedParameterError
 from ...types import Config, Message, ThinkingLevel
-from ..anthropic_messages.encoder import (
-    EFFORTS,
-    EFFORTS_CLAUDE_4_6,
-    MIN_THINKING_BUDGET,
-    THINKING_BUDGETS,
-    _omits_thinking_by_default,
-    claude_version,
-    thinking_mode,
-)
+from ..anthropic_messages.encoder import check_claude_sampling, claude_thinking
 from ..common.encoding import (
     MISSING_RESULT_TEXT,
     ProviderRequest,
@@ -219,7 +211,15 @@ def _thinking(body: dict[str, Any], model: str, family: str, settings: dict[str,
     fields: dict[str, Any]
     name = model_name(model)
     if family == "anthropic":
-        fields = {"thinking": _claude_thinking(body, name, level, settings)}
+        if level == "none":
+            fields = {"thinking": {"type": "disabled"}}
+        else:
+            thinking, effort = claude_thinking(
+                name, level, settings.get("max_tokens"), summary, PROTOCOL
+            )
+            if effort is not None:
+                body.setdefault("outputConfig", {})["effort"] = effort
+            fields = {"thinking": thinking}
     elif family == "amazon" and name.startswith("amazon.nova-2"):
         reasoning: dict[str, Any] = {"type": "disabled" if level == "none" else "enabled"}
         if level != "none":
@@ -244,61 +244,15 @@ def _thinking(body: dict[str, Any], model: str, family: str, settings: dict[str,
     return level != "none"
 
 
-def _claude_thinking(
-    body: dict[str, Any], name: str, level: ThinkingLevel, settings: dict[str, Any]
-) -> dict[str, Any]:
-    """Claude's `thinking` object (as in the Anthropic encoder), effort and maxTokens."""
-    if level == "none":
-        return {"type": "disabled"}
-    thinking: dict[str, Any]
-    max_tokens = settings.get("max_tokens")
-    if thinking_mode(name) == "adaptive":
-        thinking = {"type": "adaptive"}
-        version = claude_version(name)
-        efforts = EFFORTS_CLAUDE_4_6 if version is not None and version < (4, 7) else EFFORTS
-        body.setdefault("outputConfig", {})["effort"] = efforts[level]
-    else:
-        budget = THINKING_BUDGETS[level]
-        if max_tokens is not None:
-            if max_tokens <= MIN_THINKING_BUDGET:
-                raise UnsupportedParameterError(
-                    "thinking_level",
-                    PROTOCOL,
-                    f"thinking needs max_tokens above {MIN_THINKING_BUDGET} (the smallest "
-                    f"budget Claude accepts), got {max_tokens}",
-                )
-            if budget >= max_tokens:  # half the output stays for the answer
-                budget = max(MIN_THINKING_BUDGET, max_tokens // 2)
-        thinking = {"type": "enabled", "budget_tokens": budget}
-    summary = settings.get("thinking_summary")
-    if summary is False:
-        thinking["display"] = "omitted"
-    elif summary and _omits_thinking_by_default(name):
-        thinking["display"] = "summarized"
-    return thinking
-
-
 def _inference(body: dict[str, Any], settings: dict[str, Any], claude_thinking: bool) -> None:
     inference: dict[str, Any] = {}
     if "max_tokens" in settings:
         inference["maxTokens"] = settings["max_tokens"]
-    temperature = settings.get("temperature")
-    if temperature is not None:
-        if claude_thinking and temperature != 1:
-            raise UnsupportedParameterError(
-                "temperature",
-                PROTOCOL,
-                "Claude accepts no temperature but 1 with thinking on; drop temperature or set "
-                "thinking_level to 'none'",
-            )
-        inference["temperature"] = temperature
-    top_p = settings.get("top_p")
-    if top_p is not None:
-        if claude_thinking and top_p < 0.95:
-            raise UnsupportedParameterError(
-                "top_p", PROTOCOL, "Claude accepts top_p only from 0.95 to 1 with thinking on"
-            )
-        inference["topP"] = top_p
+    check_claude_sampling(settings, claude_thinking, PROTOCOL)
+    if settings.get("temperature") is not None:
+        inference["temperature"] = settings["temperature"]
+    if settings.get("top_p") is not None:
+        inference["topP"] = settings["top_p"]
     stop = settings.get("stop")
     if stop:
         inference["stopSequences"] = stop_sequences(stop, PROTOCOL)
