@@ -8,8 +8,6 @@ import struct
 import zlib
 from typing import Any
 
-import orjson
-
 from synthetic import TOOL_NAME, compact, ident, split
 
 # Claude on Bedrock sends phrases, as on Anthropic's API.
@@ -30,10 +28,17 @@ def _aws_message(event_type: str, payload: dict[str, Any]) -> bytes:
     ):
         raw = value.encode()
         headers += bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
-    body = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+    body = compact(_sorted(payload))
     prelude = struct.pack(">II", 16 + len(headers) + len(body), len(headers))
     message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + body
     return message + struct.pack(">I", zlib.crc32(message))
+
+
+def _sorted(value: Any) -> Any:
+    """AWS writes payload keys sorted, at every depth."""
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    return value
 
 
 class _Writer:
