@@ -9,6 +9,7 @@ import zlib
 from typing import Any
 
 import orjson
+
 from synthetic import TOOL_NAME, compact, ident, split
 
 # Claude on Bedrock sends phrases, as on Anthropic's API.
