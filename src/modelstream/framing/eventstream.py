@@ -57,7 +57,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _INTEGERS = {2: struct.Struct(">b"), 3: struct.Struct(">h"), 4: struct.Struct(">i")}
 _LONG = struct.Struct(">q")
 _SHORT_LENGTH = struct.Struct(">H")
-_PRELUDES_KEPT = 4096  # checked preludes (and heads) remembered: a few hundred kB at most
+_PRELUDES_KEPT = 1024  # checked preludes and heads remembered (a stream repeats ~100 lengths)
 _Head = tuple[int, int, int, str, str | None]  # see `EventStreamFramer._heads`
 
 
@@ -88,8 +88,9 @@ class EventStreamDecoder:
         # bytes). The prelude CRC is a pure function of the two lengths, and a stream repeats
         # few message lengths (about 100 distinct ones in 20,000 synthetic Bedrock messages),
         # so a prelude seen before is checked by one dict lookup instead of an unpack and a
-        # CRC call: 1.6 ms instead of 3.4 ms per 20,000 messages. The entry's CRC starts the
-        # message CRC where the prelude ends, so the prelude is never hashed twice.
+        # CRC call (1.6 ms against 3.4 ms per 20,000 messages; the framer's hot loop goes one
+        # step further with `EventStreamFramer._heads`). The entry's CRC starts the message CRC
+        # where the prelude ends, so the prelude is never hashed twice.
         self.preludes: dict[bytes, tuple[int, int, int]] = {}
 
     def feed(self, chunk: bytes) -> None:
