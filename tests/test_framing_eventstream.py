@@ -364,3 +364,52 @@ def test_the_framer_keeps_the_frames_before_a_damaged_message() -> None:
         "contentBlockStop",
         "messageStop",
     ]
+
+
+# --- the framer's hot loop: preludes and header blocks it has seen before ----------------------
+
+# Forty deltas of one length: from the second on, the framer checks each prelude and names each
+# message from what it remembers, so damage there must still be caught by the same checks.
+REPEATED = [
+    event("contentBlockDelta", f'{{"contentBlockIndex":0,"delta":{{"text":"w{n:02d}"}}}}')
+    for n in range(40)
+]
+
+
+def test_damage_after_the_same_prelude_was_seen_is_still_caught() -> None:
+    assert len({len(m) for m in REPEATED}) == 1  # every message has the same prelude
+    for damaged_at, crc in ((len(REPEATED[30]) - 8, "message"), (9, "prelude")):
+        body = b"".join(REPEATED[:30]) + corrupt(REPEATED[30], damaged_at)
+        framer = EventStreamFramer()
+        framer.feed_fields(b"".join(REPEATED[:30]))  # the framer has seen this prelude
+        with pytest.raises(CorruptedMessageError) as caught:
+            framer.feed_fields(body[len(b"".join(REPEATED[:30])) :])
+        assert (caught.value.message_index, caught.value.crc) == (30, crc)
+
+
+def test_a_damaged_delta_deep_in_a_run_keeps_every_frame_before_it() -> None:
+    body = b"".join(REPEATED[:25]) + corrupt(REPEATED[25], 20) + b"".join(REPEATED[26:])
+    framer = EventStreamFramer()
+    with pytest.raises(CorruptedMessageError) as caught:
+        framer.feed_fields(body)
+    assert caught.value.message_index == 25
+    salvaged = framer.take_salvaged()
+    assert [frame[1] for frame in salvaged][-1] == '{"contentBlockIndex":0,"delta":{"text":"w24"}}'
+    assert len(salvaged) == 25
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=30))
+def test_the_framer_gives_the_same_frames_for_any_split_of_a_long_run(sizes: list[int]) -> None:
+    body = TURN + b"".join(REPEATED) + exception("throttlingException", '{"message":"slow"}')
+    framer, frames, pos, i = EventStreamFramer(), [], 0, 0
+    while pos < len(body):
+        frames += framer.feed_fields(body[pos : pos + sizes[i % len(sizes)]])
+        pos += sizes[i % len(sizes)]
+        i += 1
+    frames += framer.end_fields()
+    whole = EventStreamFramer().feed_fields(body)
+    assert frames == whole
+    assert len(whole) == 6 + 40 + 1
+    assert whole[-1][0] == "exception:throttlingException"
+    assert [f[1] for f in whole[6:46]] == [m[m.index(b"{") : -4].decode() for m in REPEATED]
