@@ -161,9 +161,9 @@ class AsyncClient(ClientSettings):
 
 class AsyncEventStream:
     """The events of one turn, read with `async for`; `result` is the final or partial response
-    once it ended. Leaving the `async with`, `aclose()`, cancelling (the task, or Ctrl-C) or, in
-    the blocking twin, `break` closes the HTTP response at once and leaves the partial (status
-    "cancelled") in `result`."""
+    once it ended. Leaving the `async with`, `aclose()` or cancelling (the task, or Ctrl-C)
+    closes the HTTP response at once and leaves the partial (status "cancelled") in `result`;
+    so does `break` out of a blocking `for` (docs/client.md, Cancellation)."""
 
     def __init__(self, events: AsyncGenerator[Event], call: StreamCall) -> None:
         self._events = events

@@ -155,9 +155,9 @@ class Client(ClientSettings):
 
 class EventStream:
     """The events of one turn, read with `for`; `result` is the final or partial response
-    once it ended. Leaving the `with`, `close()`, cancelling (the task, or Ctrl-C) or, in
-    the blocking twin, `break` closes the HTTP response at once and leaves the partial (status
-    "cancelled") in `result`."""
+    once it ended. Leaving the `with`, `close()` or cancelling (the task, or Ctrl-C)
+    closes the HTTP response at once and leaves the partial (status "cancelled") in `result`;
+    so does `break` out of a blocking `for` (docs/client.md, Cancellation)."""
 
     def __init__(self, events: Generator[Event], call: StreamCall) -> None:
         self._events = events
