@@ -4,15 +4,18 @@ A turn joins the history only when its stream ended with `stop`: a failed or can
 leaves the history as it was, and its partial stays readable as `last_result`. One turn at a
 time: a second send while one is running raises `ConversationBusyError` instead of interleaving
 two turns into one history.
+
+`AsyncConversation` is the source of `Conversation`, generated at the end of this module by
+`python -m modelstream._unasync` (client/async_client.py says why): edit the async class
+and regenerate; tests/test_unasync.py fails while the blocking twin is stale.
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import inspect
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +107,7 @@ class _History:
 
 
 class AsyncConversation(_History):
-    """A conversation driven by an `AsyncClient`."""
+    """A conversation driven by `AsyncClient`."""
 
     def __init__(
         self,
@@ -118,14 +121,14 @@ class AsyncConversation(_History):
         self.client = client
         self.config: Config = copy.deepcopy(config or {})
         self.model = model
-        self._busy = asyncio.Lock()
+        self._busy = threading.Lock()  # taken without waiting, by a task or a thread
 
     @asynccontextmanager
     async def stream(self, content: UserContent) -> AsyncIterator[AsyncIterator[Event]]:
         """Stream one turn; it is recorded only if it ends with `stop`."""
-        if self._busy.locked():
+        if not self._busy.acquire(blocking=False):
             raise ConversationBusyError()
-        async with self._busy:
+        try:
             user = user_message(content)
             stream = self.client.stream([*self._messages, user], self.config, model=self.model)
             try:
@@ -133,6 +136,8 @@ class AsyncConversation(_History):
                     yield stream
             finally:
                 self._record(user, stream.result)
+        finally:
+            self._busy.release()
 
     async def send(self, content: UserContent) -> Message:
         """One turn to its end; returns the final assistant message or raises."""
@@ -167,8 +172,11 @@ class AsyncConversation(_History):
         return _tool_result(call, value)
 
 
+# --- GENERATED from AsyncConversation by `python -m modelstream._unasync` ---
+
+
 class Conversation(_History):
-    """A conversation driven by a sync `Client`."""
+    """A conversation driven by `Client`."""
 
     def __init__(
         self,
@@ -182,7 +190,7 @@ class Conversation(_History):
         self.client = client
         self.config: Config = copy.deepcopy(config or {})
         self.model = model
-        self._busy = threading.Lock()
+        self._busy = threading.Lock()  # taken without waiting, by a task or a thread
 
     @contextmanager
     def stream(self, content: UserContent) -> Iterator[Iterator[Event]]:
@@ -217,7 +225,8 @@ class Conversation(_History):
             calls = tool_calls_of(message)
             if not calls:
                 return message
-            message = self.send([self._call(tools, call) for call in calls])
+            results = [self._call(tools, call) for call in calls]
+            message = self.send(results)
         if tool_calls_of(message):
             raise ToolLoopLimitError(max_rounds)
         return message
@@ -225,7 +234,7 @@ class Conversation(_History):
     def _call(self, tools: Mapping[str, Tool], call: dict[str, Any]) -> DoneItem:
         try:
             value = _start_tool(tools, call)
-            if isinstance(value, Awaitable):
+            if inspect.isawaitable(value):
                 raise TypeError("an async tool needs AsyncConversation")
         except Exception as exc:
             return _tool_result(call, error=exc)

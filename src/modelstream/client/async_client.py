@@ -1,10 +1,19 @@
 """`AsyncClient`: the asyncio shell around `StreamCall`. It sends, reads and sleeps; every
-decision is made by `StreamCall` and the pure modules beside it."""
+decision is made by `StreamCall` and the pure modules beside it.
+
+This file is also the source of the blocking `Client` (sync_client.py), which
+`python -m modelstream._unasync` generates from it: edit this one, then regenerate; a test
+fails when the two differ. Generated rather than two thin shells over a shared driver: the
+shells already hold nothing but IO (every decision is in `StreamCall`), a driver between them
+and httpx would cost a call per chunk on the hot path, and two hand-written loops, however
+thin, would still be two to keep in step, where generating leaves none.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import random as _random
+from asyncio import timeout_at
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Self
@@ -26,7 +35,7 @@ _FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
 
 
 class AsyncClient(ClientSettings):
-    """Streams model turns over HTTP with asyncio; see docs/client.md."""
+    """Streams model turns over HTTP, one `async for` over each; see docs/client.md."""
 
     def __init__(
         self,
@@ -94,14 +103,12 @@ class AsyncClient(ClientSettings):
     ) -> None:
         await self.aclose()
 
-    async def _events(self, plan: CallPlan, call: StreamCall) -> AsyncGenerator[Event, None]:
-        timeout = self.timeouts.httpx_timeout()
-        idle, attempt_s = self.timeouts.idle, self.timeouts.attempt
-        loop = asyncio.get_running_loop()
+    async def _events(self, plan: CallPlan, call: StreamCall) -> AsyncGenerator[Event]:
+        # each read is capped by the attempt too, so a blocking read overshoots it by at most that
+        timeout = self.timeouts.httpx_timeout(cap_read_by_attempt=True)
         try:
             while True:
                 call.begin_attempt()
-                deadline = None if attempt_s is None else loop.time() + attempt_s
                 response: httpx.Response | None = None
                 chunks: AsyncIterator[bytes] | None = None
                 try:
@@ -113,7 +120,7 @@ class AsyncClient(ClientSettings):
                         headers=req.headers,
                         timeout=timeout,
                     )
-                    async with asyncio.timeout_at(deadline):
+                    async with timeout_at(call.deadline):
                         response = await self._http.send(request, stream=True)
                     if not call.accepts(response.status_code, response.headers):
                         body = await _read_limited(response, MAX_ERROR_BODY)
@@ -121,11 +128,12 @@ class AsyncClient(ClientSettings):
                     chunks = _body(response)
                     while True:
                         # httpx's read timeout (idle) ends a blocked read before the deadline
-                        # unless the deadline is nearer: only then is the read wrapped.
-                        if deadline is None or (idle is not None and deadline - loop.time() > idle):
+                        # unless the deadline is nearer: only then is the read bounded by it.
+                        read_deadline = call.read_deadline()
+                        if read_deadline is None:
                             chunk = await anext(chunks, None)
                         else:
-                            async with asyncio.timeout_at(deadline):
+                            async with timeout_at(read_deadline):
                                 chunk = await anext(chunks, None)
                         if chunk is None:
                             break
@@ -145,18 +153,19 @@ class AsyncClient(ClientSettings):
                     raise error
                 await self._sleep(delay)
         except BaseException as exc:
-            call.interrupted(exc)  # cancellation, aclose(), or a bug: the partial is kept
+            call.interrupted(exc)  # break, cancellation, aclose(), or a bug: the partial is kept
             raise
         finally:
             call.record_trace()  # when the config has a trace_id: the turn, final or partial
 
 
 class AsyncEventStream:
-    """The events of one turn as an async iterator; `result` is the final or partial response
-    once it ended. Leaving `async with`, `aclose()` or cancelling the task closes the HTTP
-    response at once and leaves the partial (status "cancelled") in `result`."""
+    """The events of one turn, read with `async for`; `result` is the final or partial response
+    once it ended. Leaving the `async with`, `aclose()` or cancelling (the task, or Ctrl-C)
+    closes the HTTP response at once and leaves the partial (status "cancelled") in `result`;
+    so does `break` out of a blocking `for` (docs/client.md, Cancellation)."""
 
-    def __init__(self, events: AsyncGenerator[Event, None], call: StreamCall) -> None:
+    def __init__(self, events: AsyncGenerator[Event], call: StreamCall) -> None:
         self._events = events
         self._call = call
 

@@ -2,10 +2,39 @@
 
 `StreamCall` holds no socket: the shell sends the request, hands it each chunk of the body and
 each failure, and does what it answers. It owns the attempts, the decoder of the current attempt,
-the wall clock stamped on events, the timings, the retry decision and the call's result:
+the wall clock stamped on events, the timings, the retry decision and the call's result.
 
-    begin_attempt ─► (http_error | feed* ─► end) ─► final
-                 └─► fail(exc) ─► retry_delay ─► begin_attempt …  or ─► raise
+Theory of operation. A call is in one `CallState` at a time; each method the shell calls is an
+event that is legal only in some states, and moves the call as this table says (`_TRANSITIONS`
+below is the same table as data). Anything else raises `CallStateError`, naming the state and the
+event: a shell that calls out of order is a bug, never a stream failure.
+
+    state      event         next       the method, and what decides the next state
+    IDLE       begin         SENDING    begin_attempt(): the first attempt
+    RETRYING   begin         SENDING    begin_attempt(): a new attempt, a fresh decoder
+    RESUMING   begin         SENDING    begin_attempt(): the same attempt goes on (a resume GET)
+    SENDING    accepted      STREAMING  accepts(): a 2xx, the body is the stream
+    SENDING    refused       REFUSED    accepts(): any other status, the body is an error
+    REFUSED    http_error    REFUSED    http_error(): the error the shell raises (then fail)
+    STREAMING  feed          STREAMING  feed() / end(): events, none of them `stop`
+    STREAMING  stop          STOPPED    feed() / end() delivered `stop`: the turn is final
+    STOPPED    feed          STOPPED    the rest of the body drains; it changes nothing
+    SENDING    fail          BROKEN     fail(): a modelstream stream, resumable (see below)
+    REFUSED    fail          BROKEN
+    STREAMING  fail          BROKEN
+    SENDING    fail          FAILED     fail(): anything else; the partial is the result
+    REFUSED    fail          FAILED
+    STREAMING  fail          FAILED
+    STOPPED    fail          STOPPED    fail() answers None: the turn was already final
+    BROKEN     retry_delay   RESUMING   retry_delay(): resumed, right away or after a backoff
+    FAILED     retry_delay   RETRYING   retry_delay(): retried after a delay
+    FAILED     retry_delay   ENDED      retry_delay() answers None: the error ends the call
+    *          interrupted   ENDED      interrupted(): the caller stopped reading, or a bug;
+    STOPPED    interrupted   STOPPED      a final turn stays final
+
+`request()`, `past_deadline()`, `read_deadline()`, `record_trace()` and `result` read the state
+and move nothing. The happy path is IDLE → SENDING → STREAMING → STOPPED; `feed()` checks its
+state with two identity tests, so the hot path pays nothing for the table.
 
 An attempt may be retried only while no event has reached the caller (`delivered` is False), so
 an event is never delivered twice (SPEC §6). Once the `stop` event is out the turn is final, and
@@ -25,6 +54,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
 
@@ -51,6 +81,68 @@ from .prepare import PreparedRequest
 from .resume import ResumeLimits, StreamResume
 from .retry import RetryPolicy, backoff_delay, retry_delay
 from .timeouts import Timeouts
+
+
+class CallState(enum.Enum):
+    """Where a `StreamCall` is (the table in the module docstring)."""
+
+    IDLE = "idle"
+    SENDING = "sending"
+    STREAMING = "streaming"
+    REFUSED = "refused"
+    STOPPED = "stopped"
+    BROKEN = "broken"
+    FAILED = "failed"
+    RESUMING = "resuming"
+    RETRYING = "retrying"
+    ENDED = "ended"
+
+
+IDLE, SENDING, STREAMING, REFUSED, STOPPED = (
+    CallState.IDLE,
+    CallState.SENDING,
+    CallState.STREAMING,
+    CallState.REFUSED,
+    CallState.STOPPED,
+)
+BROKEN, FAILED, RESUMING, RETRYING, ENDED = (
+    CallState.BROKEN,
+    CallState.FAILED,
+    CallState.RESUMING,
+    CallState.RETRYING,
+    CallState.ENDED,
+)
+
+# (state, event) -> the states the event may lead to; the method picks one by what happened.
+_TRANSITIONS: dict[tuple[CallState, str], frozenset[CallState]] = {
+    (IDLE, "begin"): frozenset({SENDING}),
+    (RETRYING, "begin"): frozenset({SENDING}),
+    (RESUMING, "begin"): frozenset({SENDING}),
+    (SENDING, "accepted"): frozenset({STREAMING}),
+    (SENDING, "refused"): frozenset({REFUSED}),
+    (REFUSED, "http_error"): frozenset({REFUSED}),
+    (STREAMING, "feed"): frozenset({STREAMING}),
+    (STREAMING, "stop"): frozenset({STOPPED}),
+    (STOPPED, "feed"): frozenset({STOPPED}),
+    (SENDING, "fail"): frozenset({BROKEN, FAILED}),
+    (REFUSED, "fail"): frozenset({BROKEN, FAILED}),
+    (STREAMING, "fail"): frozenset({BROKEN, FAILED}),
+    (STOPPED, "fail"): frozenset({STOPPED}),
+    (BROKEN, "retry_delay"): frozenset({RESUMING}),
+    (FAILED, "retry_delay"): frozenset({RETRYING, ENDED}),
+    **{(state, "interrupted"): frozenset({ENDED}) for state in CallState if state is not STOPPED},
+    (STOPPED, "interrupted"): frozenset({STOPPED}),
+}
+
+
+class CallStateError(RuntimeError):
+    """A shell called `StreamCall` out of order: a bug in the shell, never a stream failure
+    (so no shell catches it as one)."""
+
+    def __init__(self, state: CallState, event: str) -> None:
+        super().__init__(f"a stream call in state {state.name} cannot take the event {event!r}")
+        self.state = state
+        self.event = event
 
 
 class StreamCall:
@@ -81,6 +173,7 @@ class StreamCall:
         self.url = url
         self.retry = retry
         self.timeouts = timeouts
+        self.state = IDLE  # the table in the module docstring
         self.attempt = 0
         self.delivered = False  # an event has reached the caller: no retry from now on
         self.deadline: float | None = None  # monotonic end of the current attempt
@@ -93,7 +186,6 @@ class StreamCall:
         self._started = monotonic()
         self._timings: dict[str, float] = {}
         self._retries: list[dict[str, object]] = []
-        self._responded = False  # response headers of the current attempt arrived
         self._result: FinalResponse | PartialResponse | None = None
         self._retryable = False
         self._retry_after: float | None = None
@@ -103,21 +195,31 @@ class StreamCall:
         self._resume = StreamResume() if REGISTRY[protocol].relayed else None
         self.decoder = self._new_decoder()
         self._resume_limits = resume_limits or ResumeLimits()
-        self._resume_next = False  # the failed attempt is resumed by the next one
-        self._resuming = False  # this attempt reads the rest of the stream
+        self._resuming = False  # this attempt reads the rest of the stream (a resume GET)
         self._cut: IncompleteStreamError | None = None  # the body ended before [DONE]
 
     # --- the attempt ---------------------------------------------------------------------
 
+    def _move(self, event: str, to: CallState) -> None:
+        """Take `event` into state `to`, if the table allows it from here."""
+        if to not in _TRANSITIONS.get((self.state, event), ()):
+            raise CallStateError(self.state, event)
+        self.state = to
+
+    def _expect(self, event: str) -> None:
+        """Check that `event` is legal here; the method moves the state itself."""
+        if (self.state, event) not in _TRANSITIONS:
+            raise CallStateError(self.state, event)
+
     def begin_attempt(self) -> None:
-        self._resuming, self._resume_next = self._resume_next, False
+        self._resuming = self.state is RESUMING
+        self._move("begin", SENDING)
         if not self._resuming:
             self.attempt += 1
             if self.attempt > 1:
                 if self._resume is not None:
                     self._resume = StreamResume()
                 self.decoder = self._new_decoder()
-        self._responded = False
         now = self._monotonic()
         self.deadline = None if self.timeouts.attempt is None else now + self.timeouts.attempt
 
@@ -135,10 +237,10 @@ class StreamCall:
 
     def accepts(self, status: int, headers: Mapping[str, str] | None = None) -> bool:
         """A 2xx status: the body is the stream. Anything else is read as an error."""
-        self._responded = True
+        ok = 200 <= status < 300
+        self._move("accepted" if ok else "refused", STREAMING if ok else REFUSED)
         if not self._resuming:
             self._timings["ttfb_ms"] = self._elapsed_ms()  # of the attempt that answered last
-        ok = 200 <= status < 300
         if ok and self._resume is not None and headers is not None:
             self._resume.responded(headers.get("x-response-id"))
             self.decoder.metadata.response_id = self._resume.response_id
@@ -147,6 +249,7 @@ class StreamCall:
     def http_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ModelstreamError:
         """The error of a refused request: a `ProviderError`, or the library's own request
         error (`InvalidMessageError`, ...) that a modelstream server answered with."""
+        self._move("http_error", REFUSED)
         if self._resume is not None:
             refused = _server_refusal(body)
             if refused is not None:
@@ -164,11 +267,25 @@ class StreamCall:
     def past_deadline(self) -> bool:
         return self.deadline is not None and self._monotonic() >= self.deadline
 
+    def read_deadline(self) -> float | None:
+        """The attempt deadline when the next read must be bounded by it; None while httpx's
+        idle (read) timeout would end a blocked read before the deadline anyway."""
+        deadline = self.deadline
+        if deadline is None:
+            return None
+        idle = self.timeouts.idle
+        if idle is not None and deadline - self._monotonic() > idle:
+            return None
+        return deadline
+
     # --- the body ------------------------------------------------------------------------
 
     def feed(self, chunk: bytes) -> list[Event]:
         """The events `chunk` completed; the shell yields them at once, so from here on the
         call is never retried."""
+        state = self.state
+        if state is not STREAMING and state is not STOPPED:  # the table, without a lookup
+            raise CallStateError(state, "feed")
         events = self.decoder.feed(chunk, int(self._wall() * 1000))
         # per chunk, only the first events, a trace or the stop need bookkeeping
         if events and (not self.delivered or self._trace is not None or self.decoder.stopped):
@@ -177,6 +294,7 @@ class StreamCall:
 
     def end(self) -> list[Event]:
         """The body is over: the last events (`stop`), or the decoder's error."""
+        self._expect("feed")
         if self._resume is not None and not self.decoder.stopped and self.decoder.error is None:
             # a modelstream server ends every stream with [DONE]: this connection was cut
             self._cut = IncompleteStreamError(
@@ -196,7 +314,8 @@ class StreamCall:
         if not self.delivered:
             self.delivered = True
             self._timings["ttfe_ms"] = self._elapsed_ms()
-        if self.decoder.stopped:
+        if self.decoder.stopped and self.state is not STOPPED:
+            self._move("stop", STOPPED)
             self._finish()
 
     # --- failures ------------------------------------------------------------------------
@@ -204,7 +323,8 @@ class StreamCall:
     def fail(self, exc: BaseException) -> StreamError | None:
         """The error that ends this attempt, carrying the partial (also the call's result unless
         a retry replaces it); None when the turn is already final and `exc` changes nothing."""
-        if self.decoder.stopped:
+        self._expect("fail")
+        if self.state is STOPPED:
             return None
         error = self._as_stream_error(exc)
         if error is not exc:
@@ -212,8 +332,9 @@ class StreamCall:
         if self._secret is not None:  # a provider's message may echo the key (SPEC §4)
             error.redact(self._secret.redact)
         if self._resume is not None and self._resumable(exc):
-            self._resume_next = True  # no partial yet: the stream goes on
+            self._move("fail", BROKEN)  # no partial yet: the stream goes on
             return error
+        self._move("fail", FAILED)
         if isinstance(error, ProviderError):
             self._retryable, self._retry_after = error.retryable, error.retry_after
         else:  # a transport failure may be retried; what the decoder found in a body may not
@@ -232,9 +353,12 @@ class StreamCall:
 
     def retry_delay(self, error: StreamError) -> float | None:
         """Seconds to wait before the next attempt, or None when `error` ends the call."""
-        if self._resume_next:
+        if self.state is BROKEN:
+            self._move("retry_delay", RESUMING)
             return self._resume_delay(error)
+        self._expect("retry_delay")
         if self.delivered:
+            self._move("retry_delay", ENDED)
             return None
         delay = retry_delay(
             self.retry,
@@ -254,6 +378,7 @@ class StreamCall:
                 entry["status"] = error.status
             self._retries.append(entry)
             self._result = None
+        self._move("retry_delay", ENDED if delay is None else RETRYING)
         return delay
 
     def _resumable(self, exc: BaseException) -> bool:
@@ -299,11 +424,12 @@ class StreamCall:
     def interrupted(self, exc: BaseException) -> None:
         """The caller stopped reading (cancellation, `break`, leaving the `with`) or something
         unexpected escaped: the result becomes the partial, unless the turn was already final."""
-        if self._result is not None and self._result.status != "final":
-            return
-        if self.decoder.stopped:
+        if self.state is STOPPED:
             self._finish()
             return
+        self._move("interrupted", ENDED)
+        if self._result is not None and self._result.status != "final":
+            return  # the error that ended the call, or the failure a retry would have replaced
         status: PartialStatus = "failed"
         reason = f"{type(exc).__name__}: {exc}"
         if self._secret is not None:
@@ -358,7 +484,7 @@ class StreamCall:
     def _as_stream_error(self, exc: BaseException) -> StreamError:
         if isinstance(exc, StreamError):
             return exc
-        missing = "finish reason" if self._responded else "response"
+        missing = "response" if self.state is SENDING else "finish reason"
         if isinstance(exc, TimeoutError):  # the attempt deadline (asyncio timeout or checked)
             return StreamTimeoutError("attempt", self.timeouts.attempt, missing)
         if isinstance(exc, httpx.TimeoutException):
@@ -394,4 +520,4 @@ def _origin(url: str) -> str:
     return f"{parsed.scheme}://{parsed.netloc.decode('ascii', 'replace')}"
 
 
-__all__ = ["StreamCall"]
+__all__ = ["CallState", "CallStateError", "StreamCall"]

@@ -1,7 +1,7 @@
 """`Client`: the blocking shell around `StreamCall`, the twin of `AsyncClient`.
 
-Without a way to interrupt a blocking read, the attempt deadline is checked between reads and
-each read is bounded by httpx's read timeout, set to `min(idle, attempt)`.
+GENERATED from async_client.py by `python -m modelstream._unasync`; do not edit: edit the
+async client and regenerate (tests/test_unasync.py fails while this file is stale).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from .prepare import CallPlan
 from .retry import RetryPolicy
 from .settings import ClientSettings
 from .streams import StreamCall
-from .timeouts import Timeouts
+from .timeouts import Timeouts, timeout_at
 
 _FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
 
 
 class Client(ClientSettings):
-    """Streams model turns over HTTP, blocking; the same API as `AsyncClient` (docs/client.md)."""
+    """Streams model turns over HTTP, one `for` over each; see docs/client.md."""
 
     def __init__(
         self,
@@ -97,7 +97,8 @@ class Client(ClientSettings):
     ) -> None:
         self.close()
 
-    def _events(self, plan: CallPlan, call: StreamCall) -> Generator[Event, None, None]:
+    def _events(self, plan: CallPlan, call: StreamCall) -> Generator[Event]:
+        # each read is capped by the attempt too, so a blocking read overshoots it by at most that
         timeout = self.timeouts.httpx_timeout(cap_read_by_attempt=True)
         try:
             while True:
@@ -113,18 +114,27 @@ class Client(ClientSettings):
                         headers=req.headers,
                         timeout=timeout,
                     )
-                    response = self._http.send(request, stream=True)
+                    with timeout_at(call.deadline):
+                        response = self._http.send(request, stream=True)
                     if not call.accepts(response.status_code, response.headers):
                         body = _read_limited(response, MAX_ERROR_BODY)
                         raise call.http_error(response.status_code, response.headers, body)
                     chunks = _body(response)
-                    for chunk in chunks:
-                        if call.past_deadline():
-                            raise TimeoutError
-                        yield from call.feed(chunk)
-                    if call.past_deadline():
-                        raise TimeoutError
-                    yield from call.end()
+                    while True:
+                        # httpx's read timeout (idle) ends a blocked read before the deadline
+                        # unless the deadline is nearer: only then is the read bounded by it.
+                        read_deadline = call.read_deadline()
+                        if read_deadline is None:
+                            chunk = next(chunks, None)
+                        else:
+                            with timeout_at(read_deadline):
+                                chunk = next(chunks, None)
+                        if chunk is None:
+                            break
+                        for event in call.feed(chunk):
+                            yield event
+                    for event in call.end():
+                        yield event
                     return
                 except _FAILURES as exc:
                     error = call.fail(exc)
@@ -137,18 +147,19 @@ class Client(ClientSettings):
                     raise error
                 self._sleep(delay)
         except BaseException as exc:
-            call.interrupted(exc)  # break, close(), KeyboardInterrupt, or a bug: partial kept
+            call.interrupted(exc)  # break, cancellation, close(), or a bug: the partial is kept
             raise
         finally:
             call.record_trace()  # when the config has a trace_id: the turn, final or partial
 
 
 class EventStream:
-    """The events of one turn as an iterator; `result` is the final or partial response once it
-    ended. Leaving the `with`, `close()`, or breaking out of a `for` over it closes the HTTP
-    response at once and leaves the partial (status "cancelled") in `result`."""
+    """The events of one turn, read with `for`; `result` is the final or partial response
+    once it ended. Leaving the `with`, `close()` or cancelling (the task, or Ctrl-C)
+    closes the HTTP response at once and leaves the partial (status "cancelled") in `result`;
+    so does `break` out of a blocking `for` (docs/client.md, Cancellation)."""
 
-    def __init__(self, events: Generator[Event, None, None], call: StreamCall) -> None:
+    def __init__(self, events: Generator[Event], call: StreamCall) -> None:
         self._events = events
         self._call = call
 
@@ -162,14 +173,15 @@ class EventStream:
         return f"<EventStream {self._call.model!r} via {self._call.protocol}: {status}>"
 
     def __iter__(self) -> Iterator[Event]:
-        # A generator of its own, so that `break` (which drops it) closes the stream at once.
+        # A generator of its own, so that `break` (which drops it) closes the stream at once;
+        # Python gives an async generator no such hook, so the async stream needs no wrapper.
         try:
             yield from self._events
         finally:
             self.close()
 
     def __next__(self) -> Event:
-        return next(self._events)
+        return self._events.__next__()
 
     def close(self) -> None:
         """Stop reading: the HTTP response is closed and `result` holds the partial."""

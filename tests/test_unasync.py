@@ -1,0 +1,65 @@
+"""The blocking client and conversation are generated from the async ones
+(`python -m modelstream._unasync`): these tests fail whenever the committed twins drift from
+what their async source generates, so a change made to one side only cannot land."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+
+from modelstream import _unasync
+from modelstream._unasync import REWRITES, TWINS, Twin, generate
+
+
+def _generated_part(twin: Twin) -> str:
+    text = twin.target.read_text()
+    return text if twin.marker is None else text.split(twin.marker)[1]
+
+
+def test_every_blocking_twin_is_exactly_what_its_async_source_generates() -> None:
+    for twin in TWINS:
+        assert generate(twin) == twin.target.read_text(), (
+            f"{twin.target.name} is stale: run `python -m modelstream._unasync` and commit it"
+        )
+
+
+def test_the_check_command_reports_nothing_stale() -> None:
+    assert _unasync.main(["--check"]) == 0
+
+
+def test_the_blocking_twins_use_no_async_keyword() -> None:
+    for twin in TWINS:
+        tokens = tokenize.generate_tokens(io.StringIO(_generated_part(twin)).readline)
+        names = {token.string for token in tokens if token.type == tokenize.NAME}
+        assert not names & {"async", "await", "asyncio", "anext", "aclose"}, twin.target.name
+
+
+def test_each_rewrite_applies_to_exactly_one_place_in_the_async_sources() -> None:
+    # a rewrite whose async text changed would silently stop applying
+    sources = [twin.source.read_text() for twin in TWINS]
+    sources[1] = sources[1].split(TWINS[1].marker or "")[0]  # conversation.py: the async part
+    for rewrite in REWRITES:
+        assert sum(source.count(rewrite.async_text) for source in sources) == 1, rewrite.why
+        assert sum(_generated_part(twin).count(rewrite.sync_text) for twin in TWINS) == 1
+
+
+def test_the_blocking_twins_keep_the_names_and_signatures_of_their_async_sources() -> None:
+    import inspect
+
+    from modelstream import AsyncConversation, Conversation
+    from modelstream.client import AsyncClient, AsyncEventStream, Client, EventStream
+
+    renames = {"aclose": "close", "__aenter__": "__enter__", "__aexit__": "__exit__"}
+    renames |= {"__aiter__": "__iter__", "__anext__": "__next__"}
+    for async_class, sync_class in [
+        (AsyncClient, Client),
+        (AsyncEventStream, EventStream),
+        (AsyncConversation, Conversation),
+    ]:
+        for name, member in vars(async_class).items():
+            if not callable(member) or (name.startswith("__") and name not in renames):
+                continue
+            twin = getattr(sync_class, renames.get(name, name))
+            assert list(inspect.signature(member).parameters) == list(
+                inspect.signature(twin).parameters
+            ), f"{sync_class.__name__}.{name}"
