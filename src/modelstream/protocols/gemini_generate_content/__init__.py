@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ...auth.keys import gemini_key
 from ..common.providers import GOOGLE
-from ..descriptor import Emulation, KeyHeader, ModelRoute, Protocol
+from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import GeminiGenerateContentDecoder
 from .encoder import GeminiGenerateContentEncoder
 
@@ -12,7 +13,7 @@ PROTOCOL = Protocol(
     decoder=GeminiGenerateContentDecoder,
     encoder=GeminiGenerateContentEncoder,
     framing="sse",
-    auth=KeyHeader("x-goog-api-key"),
+    auth=gemini_key,
     provider=GOOGLE,
     routes=(ModelRoute(("gemini-",), GOOGLE),),
     otel_operation="generate_content",  # the GenAI conventions' name for Gemini's API

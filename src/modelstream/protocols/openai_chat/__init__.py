@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ...auth.keys import BearerSigner
 from ..common.providers import OPENAI
-from ..descriptor import BEARER, Emulation, ModelRoute, Protocol, Provider
+from ..descriptor import Emulation, ModelRoute, Protocol, Provider
 from .decoder import OpenAIChatDecoder
 from .encoder import OpenAIChatEncoder
 
@@ -18,7 +19,7 @@ PROTOCOL = Protocol(
     decoder=OpenAIChatDecoder,
     encoder=OpenAIChatEncoder,
     framing="sse",
-    auth=BEARER,
+    auth=BearerSigner,
     provider=OPENAI,
     routes=(
         ModelRoute(("deepseek-",), _compatible("deepseek", "https://api.deepseek.com", "DEEPSEEK")),

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ...auth.keys import BearerSigner
 from ..common.providers import OPENAI
-from ..descriptor import BEARER, Emulation, ModelRoute, Protocol
+from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import OpenAIResponsesDecoder
 from .encoder import OpenAIResponsesEncoder
 
@@ -12,7 +13,7 @@ PROTOCOL = Protocol(
     decoder=OpenAIResponsesDecoder,
     encoder=OpenAIResponsesEncoder,
     framing="sse",
-    auth=BEARER,
+    auth=BearerSigner,
     provider=OPENAI,
     routes=(ModelRoute(("gpt-", "o1", "o3", "o4", "chatgpt-"), OPENAI),),
     example_model="gpt-5-mini",
