@@ -17,5 +17,13 @@ PROTOCOL = Protocol(
     provider=ANTHROPIC,
     routes=(ModelRoute(("claude-",), ANTHROPIC),),
     example_model="claude-sonnet-4-5",
-    emulation=Emulation("modelstream.protocols.anthropic_messages.emulator", (r"/v1/messages",)),
+    emulation=Emulation(
+        "modelstream.protocols.anthropic_messages.emulator",
+        (
+            r"/v1/messages",
+            # Claude on Vertex AI (docs/client.md, "Platforms")
+            r"/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/(?P<model>[^/:]+)"
+            r":streamRawPredict",
+        ),
+    ),
 )

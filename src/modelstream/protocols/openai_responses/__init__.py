@@ -18,6 +18,9 @@ PROTOCOL = Protocol(
     routes=(ModelRoute(("gpt-", "o1", "o3", "o4", "chatgpt-"), OPENAI),),
     example_model="gpt-5-mini",
     emulation=Emulation(
-        "modelstream.protocols.openai_responses.emulator", (r"/v1/responses",), "/v1"
+        "modelstream.protocols.openai_responses.emulator",
+        # the OpenAI API; Azure OpenAI's v1 and preview APIs (docs/client.md, "Platforms")
+        (r"/v1/responses", r"/openai/v1/responses", r"/openai/responses"),
+        "/v1",
     ),
 )
