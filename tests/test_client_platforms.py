@@ -258,8 +258,13 @@ def test_the_bedrock_region_comes_from_the_argument_the_arn_or_the_environment(
     assert bedrock_url(NOVA, {}, profile="work") == (
         "https://bedrock-runtime.eu-central-1.amazonaws.com"
     )
-    with pytest.raises(ConfigurationError, match="region"):
+    with pytest.raises(ConfigurationError, match=r"no region: pass platform=Bedrock\(region="):
         bedrock_url(NOVA, {})
+    signer = SigV4Signer(StaticAwsCredentials(ACCESS_KEY, SECRET_KEY), region="sa-east-1")
+    by_signer = endpoint_for(
+        NOVA, client_type=None, base_url=None, api_key=None, env=environment, signer=signer
+    )
+    assert by_signer.base_url == "https://bedrock-runtime.sa-east-1.amazonaws.com"
 
 
 def test_bedrock_without_botocore_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -365,9 +370,7 @@ def test_sigv4_from_the_aws_chain_goes_only_to_the_configured_url(
     assert error is None
     assert_nova_text(result)
     arrived = bedrock.arrived[0]
-    assert arrived.headers["authorization"].startswith(
-        f"AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/"
-    )
+    assert arrived.headers["authorization"].startswith(f"AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/")
     assert arrived.headers["authorization"] == botocore_signature(
         arrived, bedrock.url, SESSION_TOKEN
     )

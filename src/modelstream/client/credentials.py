@@ -56,19 +56,17 @@ def resolve_endpoint(
     """The base URL and signer for `route`, applying the env-credentials rule (module
     docstring)."""
     if platform is not None:
-        platform = located(platform, model, env)
+        platform = located(platform, model, env, signer)
     env_base = normalize_url(env.get(route.base_url_env, "") or "")
     default = normalize_url(default_base_url(platform, route.base_url))
     configured = {default} | ({env_base} if env_base else set())
     url = normalize_url(base_url) if base_url else (env_base or default)
     if not url:
-        needs = (
-            "a region: pass platform=Bedrock(region=...) or set AWS_REGION"
-            if route.provider == "bedrock"
-            else "no default base URL"
-        )
+        lacks, also = "no default base URL", ""
+        if route.provider == "bedrock":
+            lacks, also = "no region", "pass platform=Bedrock(region=...), set AWS_REGION, "
         raise ConfigurationError(
-            f"{route.client_type} ({route.provider}) has {needs}, or pass base_url=... "
+            f"{route.client_type} ({route.provider}) has {lacks}: {also}pass base_url=... "
             f"or set {route.base_url_env}"
         )
     if not url.startswith(("http://", "https://")):

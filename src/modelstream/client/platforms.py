@@ -25,6 +25,7 @@ from typing import Literal
 from urllib.parse import quote, urlsplit
 
 from ..auth.signing import RequestSigner
+from ..auth.sigv4 import SigV4Signer
 from ..errors import ConfigurationError
 from ..protocols.anthropic_messages.encoder import vertex_request as vertex_claude_request
 from ..protocols.bedrock_converse_stream import BEDROCK
@@ -97,10 +98,18 @@ def platform_for_provider(provider: str) -> Platform | None:
     return _BY_NAME.get(provider) if provider in PROVIDERS else None
 
 
-def located(platform: Platform, model: str, env: Mapping[str, str]) -> Platform:
-    """`platform` with the settings the arguments left out read from the model and environment
-    (a Bedrock region may stay None: only a default URL or SigV4 needs one)."""
+def located(
+    platform: Platform,
+    model: str,
+    env: Mapping[str, str],
+    signer: RequestSigner | None = None,
+) -> Platform:
+    """`platform` with the settings the arguments left out read from the signer (a SigV4
+    signer's region), the model and the environment (a Bedrock region may stay None: only a
+    default URL or SigV4 from the chain needs one)."""
     if isinstance(platform, Bedrock):
+        if platform.region is None and isinstance(signer, SigV4Signer):
+            return dataclasses.replace(platform, region=signer.region)
         return dataclasses.replace(platform, region=_bedrock_region(platform, model, env))
     if isinstance(platform, Vertex):
         project = platform.project or env.get("GOOGLE_CLOUD_PROJECT")
