@@ -16,6 +16,7 @@ from typing import Any
 from unittest import mock
 
 import botocore.auth as botocore_auth
+import httpx
 import pytest
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
@@ -34,7 +35,7 @@ from modelstream.client import (
     route_for_model,
 )
 from modelstream.client.credentials import Secret
-from modelstream.client.prepare import endpoint_for, plan_call
+from modelstream.client.prepare import PreparedRequest, endpoint_for, plan_call
 from modelstream.client.streams import StreamCall
 from modelstream.client.timeouts import Timeouts
 from modelstream.testing import Emulator, Reply, Turn
@@ -644,3 +645,50 @@ def test_no_aws_secret_shows_in_an_error_or_a_repr(bedrock: BedrockLoopback, kin
     shown = [repr(client), str(error), repr(error), repr(result), repr(signer)]
     for text in shown:
         assert SESSION_TOKEN not in text and SECRET_KEY not in text, text
+
+
+def test_a_resume_is_signed_as_the_get_it_is() -> None:
+    """A modelstream server's stream resumed after a dropped connection: the GET that resumes
+    it is signed itself (method, path, empty body), at the resume's own time."""
+    clock = iter([1773500966.0, 1773500970.0])
+    call = StreamCall(
+        protocol="modelstream",
+        provider="modelstream",
+        model="served-model",
+        url="https://relay.example/v1/stream",
+        signer=SigV4Signer(StaticAwsCredentials(ACCESS_KEY, SECRET_KEY), region="us-east-1"),
+        retry=RetryPolicy(),
+        timeouts=Timeouts(),
+        lenient_tool_arguments=False,
+        random=lambda: 0.0,
+        wall=lambda: next(clock),
+    )
+    planned = PreparedRequest(
+        "POST",
+        "https://relay.example/v1/stream",
+        b'{"model":"served-model"}',
+        {"content-type": "application/json", "accept": "text/event-stream"},
+    )
+    call.begin_attempt()
+    call.request(planned)
+    assert call.accepts(200, {"x-response-id": "resp_1"})
+    error = call.fail(httpx.ReadError("connection dropped"))
+    assert error is not None and call.retry_delay(error) == 0.0  # resumed at once
+    call.begin_attempt()
+    resume = call.request(planned)
+
+    assert (resume.method, resume.url, resume.content) == (
+        "GET",
+        "https://relay.example/v1/streams/resp_1",
+        b"",
+    )
+    assert resume.headers["X-Amz-Date"] == "20260314T150930Z"
+    unsigned = {k: v for k, v in resume.headers.items() if k not in ("Authorization", "X-Amz-Date")}
+    reference = AWSRequest(method="GET", url=resume.url, data=b"", headers=unsigned)
+    with mock.patch.object(
+        botocore_auth, "get_current_datetime", return_value=datetime(2026, 3, 14, 15, 9, 30)
+    ):
+        botocore_auth.SigV4Auth(
+            Credentials(ACCESS_KEY, SECRET_KEY), "bedrock", "us-east-1"
+        ).add_auth(reference)
+    assert resume.headers["Authorization"] == reference.headers["Authorization"]
