@@ -274,6 +274,27 @@ def test_bedrock_without_botocore_says_what_to_install(monkeypatch: pytest.Monke
         Client(NOVA, platform=Bedrock(region="us-east-1"))
 
 
+def test_the_region_variables_are_read_without_botocore(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modelstream.auth import aws_region
+
+    monkeypatch.setitem(__import__("sys").modules, "botocore", None)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
+    assert aws_region() == "ap-south-1"
+    assert bedrock_url(NOVA, {"AWS_DEFAULT_REGION": "ap-south-1"}) == (
+        "https://bedrock-runtime.ap-south-1.amazonaws.com"
+    )
+
+
+def test_the_platforms_have_their_opentelemetry_names() -> None:
+    from modelstream.traces.otel import _otel_provider
+
+    assert [_otel_provider(name) for name in ("bedrock", "vertex", "azure")] == [
+        "aws.bedrock",
+        "gcp.vertex_ai",
+        "azure.ai.openai",
+    ]
+
+
 # --- Bedrock over loopback: SigV4 and API keys -------------------------------------------------
 
 
@@ -449,6 +470,29 @@ def test_vertex_uses_application_default_credentials_when_no_key_is_given() -> N
             env={},
             platform=Vertex("p", "us-central1"),
         )
+
+
+def test_a_client_keeps_one_ambient_signer_for_all_its_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The AWS chain and ADC are resolved once per client (and platform), not per call."""
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    ambient: dict[Any, Any] = {}
+    for model, platform in [(NOVA, None), ("gemini-2.5-flash", Vertex("p", "us-central1"))]:
+        first, again = (
+            endpoint_for(
+                model,
+                client_type=None,
+                base_url=None,
+                api_key=None,
+                env={"AWS_REGION": "us-east-1"},
+                platform=platform,
+                ambient=ambient,
+            )
+            for _ in range(2)
+        )
+        assert first.signer is again.signer
+    assert len(ambient) == 2
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from ..auth.secret import Secret
 from ..auth.signing import RequestSigner
 from ..errors import ConfigurationError
-from .platforms import Platform, ambient_signer, default_base_url, located, with_region_of
+from .platforms import (
+    AmbientSigners,
+    Platform,
+    ambient_signer,
+    default_base_url,
+    located,
+    with_region_of,
+)
 from .routing import Route
 
 __all__ = ["Endpoint", "Secret", "normalize_url", "resolve_endpoint"]
@@ -52,9 +59,10 @@ def resolve_endpoint(
     signer: RequestSigner | None = None,
     platform: Platform | None = None,
     model: str = "",
+    ambient: AmbientSigners | None = None,
 ) -> Endpoint:
     """The base URL and signer for `route`, applying the env-credentials rule (module
-    docstring)."""
+    docstring); `ambient` keeps a client's AWS-chain and ADC signers from call to call."""
     if platform is not None:
         platform = located(platform, model, env, signer)
     env_base = normalize_url(env.get(route.base_url_env, "") or "")
@@ -83,15 +91,15 @@ def resolve_endpoint(
         key = Secret(api_key)
         return endpoint(route.auth(key), "argument", key)
     found = next(((name, env[name]) for name in route.key_envs if env.get(name)), None)
-    ambient = None if found is not None else ambient_signer(platform)
-    if found is None and ambient is None:
+    chain = None if found is not None else ambient_signer(platform, ambient)
+    if found is None and chain is None:
         names = " or ".join(route.key_envs) or "a key variable"
         also = ", or signer=entra_id(...)" if route.provider == "azure" else ""
         raise ConfigurationError(
             f"no API key for {route.provider} ({route.client_type}): set {names} "
             f"or pass api_key=...{also}"
         )
-    source = found[0] if found is not None else ambient[1] if ambient else ""
+    source = found[0] if found is not None else chain[1] if chain else ""
     if url not in configured:
         raise ConfigurationError(
             f"base_url {url!r} is not the URL {source} is configured for "
@@ -102,5 +110,5 @@ def resolve_endpoint(
     if found is not None:
         key = Secret(found[1])
         return endpoint(route.auth(key), source, key)
-    assert ambient is not None
-    return endpoint(ambient[0], source)
+    assert chain is not None
+    return endpoint(chain[0], source)

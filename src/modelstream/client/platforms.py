@@ -19,8 +19,9 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 from urllib.parse import quote, urlsplit
 
@@ -148,7 +149,14 @@ def with_region_of(platform: Platform | None, url: str) -> Platform | None:
     return platform
 
 
-def ambient_signer(platform: Platform | None) -> tuple[RequestSigner, str] | None:
+# A client's signers over ambient credentials, by platform: one chain or ADC per client, so its
+# calls reuse resolved credentials and cached tokens instead of resolving them per call.
+AmbientSigners = dict[Platform, RequestSigner]
+
+
+def ambient_signer(
+    platform: Platform | None, cache: AmbientSigners | None = None
+) -> tuple[RequestSigner, str] | None:
     """Credentials the platform finds by itself, and where from: SigV4 from the AWS chain for
     Bedrock, an access token from Google ADC for Vertex. None: the platform has none (Azure's
     Entra ID needs the caller's token provider, as `signer=`). Nothing is resolved here: the
@@ -162,11 +170,20 @@ def ambient_signer(platform: Platform | None) -> tuple[RequestSigner, str] | Non
                 "no AWS region for Bedrock: set AWS_REGION or a profile's region, or pass "
                 "platform=Bedrock(region=...)"
             )
-        return aws.bedrock_signer(platform.region, platform.profile), "the AWS credential chain"
-    if isinstance(platform, Vertex):
+        source = "the AWS credential chain"
+        make: Callable[[], RequestSigner] = partial(
+            aws.bedrock_signer, platform.region, platform.profile
+        )
+    elif isinstance(platform, Vertex):
         _require("google.auth", "Google access tokens", google.INSTALL_HINT)
-        return google.vertex_signer(), "Application Default Credentials"
-    return None
+        source, make = "Application Default Credentials", google.vertex_signer
+    else:
+        return None
+    if cache is None:
+        return make(), source
+    if platform not in cache:
+        cache[platform] = make()
+    return cache[platform], source
 
 
 def platform_request(

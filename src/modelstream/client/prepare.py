@@ -16,7 +16,7 @@ from ..auth.signing import RequestSigner
 from ..protocols import encode_request, protocol_named
 from ..types import Config, Message
 from .credentials import Endpoint, Secret, resolve_endpoint
-from .platforms import Platform, platform_for_provider, platform_request
+from .platforms import AmbientSigners, Platform, platform_for_provider, platform_request
 from .routing import resolve_route
 
 
@@ -46,6 +46,7 @@ def endpoint_for(
     env: Mapping[str, str],
     signer: RequestSigner | None = None,
     platform: Platform | None = None,
+    ambient: AmbientSigners | None = None,
 ) -> Endpoint:
     """Where a call for `model` goes and how it is signed; raises ConfigurationError."""
     route = resolve_route(model, client_type, platform)
@@ -57,6 +58,7 @@ def endpoint_for(
         signer=signer,
         platform=platform or platform_for_provider(route.provider),
         model=model,
+        ambient=ambient,
     )
 
 
@@ -71,6 +73,7 @@ def plan_call(
     env: Mapping[str, str],
     signer: RequestSigner | None = None,
     platform: Platform | None = None,
+    ambient: AmbientSigners | None = None,
 ) -> CallPlan:
     """Route `model`, pick its signer and base URL, and encode the request for its client type
     (on the platform's paths when it has one)."""
@@ -82,6 +85,7 @@ def plan_call(
         env=env,
         signer=signer,
         platform=platform,
+        ambient=ambient,
     )
     encoded = encode_request(endpoint.client_type, model, messages, config)
     encoded = platform_request(endpoint.platform, endpoint.client_type, model, encoded)

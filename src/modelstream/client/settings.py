@@ -11,7 +11,7 @@ from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
 from ..types import Config, Message
 from .credentials import Secret
-from .platforms import PlatformOption, platform_of
+from .platforms import AmbientSigners, PlatformOption, platform_of
 from .prepare import CallPlan, endpoint_for, plan_call
 from .retry import RetryPolicy
 from .streams import StreamCall
@@ -47,6 +47,7 @@ class ClientSettings:
         self._api_key = Secret(api_key) if api_key else None
         self._signer = signer
         self.platform = platform_of(platform)
+        self._ambient: AmbientSigners = {}  # AWS-chain / ADC signers, reused by every call
         self._random = random
         # Where turns with a config["trace_id"] are recorded (docs/traces.md); opened lazily.
         self._trace_sinks = resolve_sinks(traces, os.environ)
@@ -60,6 +61,7 @@ class ClientSettings:
                 env=os.environ,
                 signer=signer,
                 platform=self.platform,
+                ambient=self._ambient,
             )
 
     def __repr__(self) -> str:
@@ -82,6 +84,7 @@ class ClientSettings:
             env=os.environ,
             signer=self._signer,
             platform=self.platform,
+            ambient=self._ambient,
         )
         trace_id = (config or {}).get("trace_id")
         recorder = None
