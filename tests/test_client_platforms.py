@@ -472,11 +472,8 @@ def test_vertex_uses_application_default_credentials_when_no_key_is_given() -> N
         )
 
 
-def test_a_client_keeps_one_ambient_signer_for_all_its_calls(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_client_keeps_one_ambient_signer_for_all_its_calls() -> None:
     """The AWS chain and ADC are resolved once per client (and platform), not per call."""
-    monkeypatch.setenv("AWS_REGION", "us-east-1")
     ambient: dict[Any, Any] = {}
     for model, platform in [(NOVA, None), ("gemini-2.5-flash", Vertex("p", "us-central1"))]:
         first, again = (
