@@ -84,8 +84,8 @@ def aws_region(profile: str | None = None) -> str | None:
     """The region the AWS SDKs would use: `AWS_REGION`, `AWS_DEFAULT_REGION`, then the profile's
     `region` in the config file; None when none is set. (botocore itself reads only
     `AWS_DEFAULT_REGION`; the other SDKs and the CLI put `AWS_REGION` first.)"""
-    region = os.environ.get("AWS_REGION")
-    if not region:
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if not region:  # the profile's (botocore is needed only for this)
         session = _botocore_session(profile)
         with _chain_errors("reading the AWS region failed"):
             region = session.get_config_variable("region")

@@ -20,11 +20,13 @@ from typing import Self
 
 import httpx
 
+from ..auth.signing import RequestSigner
 from ..errors import StreamError
 from ..results import FinalResponse, PartialResponse
 from ..traces.sinks import TracesOption
 from ..types import Config, Event, Message
 from .http_errors import MAX_ERROR_BODY
+from .platforms import PlatformOption
 from .prepare import CallPlan
 from .retry import RetryPolicy
 from .settings import ClientSettings
@@ -52,6 +54,8 @@ class AsyncClient(ClientSettings):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         random: Callable[[], float] = _random.random,
         traces: TracesOption = None,
+        signer: RequestSigner | None = None,
+        platform: PlatformOption = None,
     ) -> None:
         super().__init__(
             model,
@@ -64,6 +68,8 @@ class AsyncClient(ClientSettings):
             lenient_frames=lenient_frames,
             random=random,
             traces=traces,
+            signer=signer,
+            platform=platform,
         )
         self._sleep = sleep
         self._owns_http = http_client is None

@@ -1,18 +1,33 @@
-"""Which API key goes to which base URL.
+"""Which credentials go to which base URL, as a signer (`modelstream.auth`).
 
-The rule that protects keys: a key read from the environment is sent only to the base URL it was
-configured for, i.e. the route's default base URL or the URL in the route's base-URL variable
-(e.g. `OPENAI_BASE_URL`). A caller who points the client elsewhere with `base_url=` must pass
-`api_key=` too. Keys live in `Secret`, whose repr and str never show them.
+The credentials are, first found wins: the caller's `signer=` (any `RequestSigner`), the
+`api_key=` argument, the route's key variable (e.g. `ANTHROPIC_API_KEY`), then the credentials a
+platform finds by itself (the AWS chain for Bedrock, Google ADC for Vertex AI). A key becomes
+the route's signer (`Route.auth`: a bearer header, `x-api-key`, Azure's `api-key`, ...).
+
+The rule that protects keys: credentials read from the environment (a key variable, the AWS
+chain, ADC) are sent only to the base URL they were configured for, i.e. the route's default
+base URL or the URL in the route's base-URL variable (e.g. `OPENAI_BASE_URL`). A caller who
+points the client elsewhere with `base_url=` must pass `api_key=` or `signer=` too. Keys live in
+`Secret`, whose repr and str never show them; signers mask theirs the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..auth.secret import Secret
+from ..auth.signing import RequestSigner
 from ..errors import ConfigurationError
+from .platforms import (
+    AmbientSigners,
+    Platform,
+    ambient_signer,
+    default_base_url,
+    located,
+    with_region_of,
+)
 from .routing import Route
 
 __all__ = ["Endpoint", "Secret", "normalize_url", "resolve_endpoint"]
@@ -20,13 +35,15 @@ __all__ = ["Endpoint", "Secret", "normalize_url", "resolve_endpoint"]
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where one call goes: the route's facts plus the base URL and key chosen for it."""
+    """Where one call goes: the route's facts plus the base URL and signer chosen for it."""
 
     client_type: str
     provider: str
     base_url: str
-    api_key: Secret
-    key_source: str  # "argument" or the environment variable the key came from
+    signer: RequestSigner
+    key_source: str  # "argument", "signer", the key variable, or the ambient chain's name
+    api_key: Secret | None = field(default=None, repr=False)  # the key, when the signer has one
+    platform: Platform | None = None  # with its region / project / location filled in
 
 
 def normalize_url(url: str) -> str:
@@ -39,33 +56,59 @@ def resolve_endpoint(
     base_url: str | None,
     api_key: str | None,
     env: Mapping[str, str],
+    signer: RequestSigner | None = None,
+    platform: Platform | None = None,
+    model: str = "",
+    ambient: AmbientSigners | None = None,
 ) -> Endpoint:
-    """The base URL and key for `route`, applying the env-key rule (module docstring)."""
+    """The base URL and signer for `route`, applying the env-credentials rule (module
+    docstring); `ambient` keeps a client's AWS-chain and ADC signers from call to call."""
+    if platform is not None:
+        platform = located(platform, model, env, signer)
     env_base = normalize_url(env.get(route.base_url_env, "") or "")
-    configured = {normalize_url(route.base_url)} | ({env_base} if env_base else set())
-    url = normalize_url(base_url) if base_url else (env_base or normalize_url(route.base_url))
+    default = normalize_url(default_base_url(platform, route.base_url))
+    configured = {default} | ({env_base} if env_base else set())
+    url = normalize_url(base_url) if base_url else (env_base or default)
     if not url:
+        lacks, also = "no default base URL", ""
+        if route.provider == "bedrock":
+            lacks, also = "no region", "pass platform=Bedrock(region=...), set AWS_REGION, "
         raise ConfigurationError(
-            f"{route.client_type} has no default base URL: pass base_url=... "
+            f"{route.client_type} ({route.provider}) has {lacks}: {also}pass base_url=... "
             f"or set {route.base_url_env}"
         )
     if not url.startswith(("http://", "https://")):
         source = "base_url" if base_url else route.base_url_env
         raise ConfigurationError(f"{source} must be an http:// or https:// URL, got {url!r}")
+    platform = with_region_of(platform, url)
+
+    def endpoint(chosen: RequestSigner, source: str, key: Secret | None = None) -> Endpoint:
+        return Endpoint(route.client_type, route.provider, url, chosen, source, key, platform)
+
+    if signer is not None:
+        return endpoint(signer, "signer")
     if api_key:
-        return Endpoint(route.client_type, route.provider, url, Secret(api_key), "argument")
+        key = Secret(api_key)
+        return endpoint(route.auth(key), "argument", key)
     found = next(((name, env[name]) for name in route.key_envs if env.get(name)), None)
-    if found is None:
-        names = " or ".join(route.key_envs)
+    chain = None if found is not None else ambient_signer(platform, ambient)
+    if found is None and chain is None:
+        names = " or ".join(route.key_envs) or "a key variable"
+        also = ", or signer=entra_id(...)" if route.provider == "azure" else ""
         raise ConfigurationError(
             f"no API key for {route.provider} ({route.client_type}): set {names} "
-            "or pass api_key=..."
+            f"or pass api_key=...{also}"
         )
-    name, value = found
+    source = found[0] if found is not None else chain[1] if chain else ""
     if url not in configured:
         raise ConfigurationError(
-            f"base_url {url!r} is not the URL {name} is configured for "
-            f"({' or '.join(sorted(configured))}); a key from the environment is never sent "
-            "elsewhere, so pass api_key=... explicitly for this base URL"
+            f"base_url {url!r} is not the URL {source} is configured for "
+            f"({' or '.join(sorted(u for u in configured if u))}); credentials from the "
+            "environment are never sent elsewhere, so pass api_key=... (or signer=...) "
+            "explicitly for this base URL"
         )
-    return Endpoint(route.client_type, route.provider, url, Secret(value), name)
+    if found is not None:
+        key = Secret(found[1])
+        return endpoint(route.auth(key), source, key)
+    assert chain is not None
+    return endpoint(chain[0], source)

@@ -9,7 +9,6 @@ from http import HTTPStatus
 
 from ..error_bodies import ErrorBody, is_retryable_status, read_error_body
 from ..errors import ProviderError
-from .credentials import Secret
 from .retry import parse_retry_after
 
 MAX_ERROR_BODY = 64 * 1024  # bytes of an error body read; the rest is not buffered
@@ -22,7 +21,7 @@ def provider_error_from_http(
     *,
     provider: str,
     now: float,
-    secret: Secret | None = None,
+    redact: Callable[[str], str] | None = None,
     read_body: Callable[[bytes], ErrorBody] = read_error_body,
 ) -> ProviderError:
     """The error for a non-2xx response; `now` (Unix seconds) dates an HTTP-date Retry-After."""
@@ -45,6 +44,6 @@ def provider_error_from_http(
         retry_after=retry_after,
         provider=provider,
     )
-    if secret is not None:
-        error.redact(secret.redact)
+    if redact is not None:  # the message may echo a credential: the signer masks it
+        error.redact(redact)
     return error

@@ -1,29 +1,33 @@
 """One call, planned before anything is sent: route, credentials, the encoded request and its
 headers. Everything that can be wrong with a call (unknown model, missing key, an unsupported
-parameter, a malformed message) raises here, at `stream()` time."""
+parameter, a malformed message) raises here, at `stream()` time.
+
+The planned request holds no credentials: the call's signer adds them to each attempt as it is
+sent (`StreamCall.request`), so a retry or a resume is signed afresh."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import orjson
 
+from ..auth.signing import RequestSigner
 from ..protocols import encode_request, protocol_named
 from ..types import Config, Message
-from .auth import auth_headers
 from .credentials import Endpoint, Secret, resolve_endpoint
+from .platforms import AmbientSigners, Platform, platform_for_provider, platform_request
 from .routing import resolve_route
 
 
 @dataclass(frozen=True)
 class PreparedRequest:
-    """The bytes of one HTTP request; the headers hold the key, so they stay out of the repr."""
+    """The bytes of one HTTP request, without credentials (the signer adds them per attempt)."""
 
     method: str
     url: str
     content: bytes
-    headers: dict[str, str] = field(repr=False)
+    headers: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -40,11 +44,21 @@ def endpoint_for(
     base_url: str | None,
     api_key: Secret | None,
     env: Mapping[str, str],
+    signer: RequestSigner | None = None,
+    platform: Platform | None = None,
+    ambient: AmbientSigners | None = None,
 ) -> Endpoint:
-    """Where a call for `model` goes and with which key; raises ConfigurationError."""
-    route = resolve_route(model, client_type)
+    """Where a call for `model` goes and how it is signed; raises ConfigurationError."""
+    route = resolve_route(model, client_type, platform)
     return resolve_endpoint(
-        route, base_url=base_url, api_key=api_key.reveal() if api_key else None, env=env
+        route,
+        base_url=base_url,
+        api_key=api_key.reveal() if api_key else None,
+        env=env,
+        signer=signer,
+        platform=platform or platform_for_provider(route.provider),
+        model=model,
+        ambient=ambient,
     )
 
 
@@ -57,17 +71,28 @@ def plan_call(
     base_url: str | None,
     api_key: Secret | None,
     env: Mapping[str, str],
+    signer: RequestSigner | None = None,
+    platform: Platform | None = None,
+    ambient: AmbientSigners | None = None,
 ) -> CallPlan:
-    """Route `model`, pick its key and base URL, and encode the request for its client type."""
+    """Route `model`, pick its signer and base URL, and encode the request for its client type
+    (on the platform's paths when it has one)."""
     endpoint = endpoint_for(
-        model, client_type=client_type, base_url=base_url, api_key=api_key, env=env
+        model,
+        client_type=client_type,
+        base_url=base_url,
+        api_key=api_key,
+        env=env,
+        signer=signer,
+        platform=platform,
+        ambient=ambient,
     )
     encoded = encode_request(endpoint.client_type, model, messages, config)
+    encoded = platform_request(endpoint.platform, endpoint.client_type, model, encoded)
     headers = {
         "content-type": "application/json",
         "accept": protocol_named(endpoint.client_type).accept,
         **encoded.headers,
-        **auth_headers(endpoint.client_type, endpoint.api_key),
     }
     request = PreparedRequest(
         method=encoded.method,

@@ -6,6 +6,10 @@ longest prefix of its name (compared case-insensitively). An explicit `client_ty
 model's protocol; the route then comes from the model if its protocol agrees, else from the
 protocol's own provider (`CLIENT_TYPE_ROUTES`).
 
+With `platform=` (Vertex AI, Azure OpenAI, Bedrock: `platforms.py`) the provider is the
+platform's, and the protocol is `client_type`, else the model's own if the platform serves it,
+else the platform's default. Bedrock model ids route to Bedrock by themselves.
+
 `client_type="modelstream"` is a modelstream server (docs/server.md): it has no public endpoint,
 so it needs `base_url=` (or `MODELSTREAM_BASE_URL`) and the server's bearer key (`api_key=` or
 `MODELSTREAM_API_KEY`; an open server ignores the key, so any non-empty value does), and the
@@ -20,7 +24,8 @@ from types import MappingProxyType
 
 from ..errors import ConfigurationError
 from ..protocols import CLIENT_TYPES, REGISTRY, protocol_named
-from ..protocols.descriptor import Provider
+from ..protocols.descriptor import Provider, SignerFactory
+from .platforms import PROVIDERS, SERVES, Platform
 
 
 @dataclass(frozen=True)
@@ -32,11 +37,17 @@ class Route:
     base_url: str  # the provider's public endpoint; encoders' paths are relative to it
     key_envs: tuple[str, ...]  # API-key variables, first one set wins
     base_url_env: str  # a base URL the provider's env key may also be sent to
+    auth: SignerFactory  # the signer an API key becomes: the provider's, else the protocol's
 
     @classmethod
     def to(cls, client_type: str, provider: Provider) -> Route:
         return cls(
-            client_type, provider.name, provider.base_url, provider.key_envs, provider.base_url_env
+            client_type,
+            provider.name,
+            provider.base_url,
+            provider.key_envs,
+            provider.base_url_env,
+            provider.auth or REGISTRY[client_type].auth,
         )
 
 
@@ -64,12 +75,16 @@ def route_for_model(model: str) -> Route | None:
     return best[1] if best else None
 
 
-def resolve_route(model: str, client_type: str | None = None) -> Route:
+def resolve_route(
+    model: str, client_type: str | None = None, platform: Platform | None = None
+) -> Route:
     """The route for `model`, or for `client_type` when given; raises a ConfigurationError that
     says what to pass when neither is known."""
     if not model:
         raise ConfigurationError("no model given: pass model=... to the client or to the call")
     route = route_for_model(model)
+    if platform is not None:
+        return _platform_route(platform, route, client_type)
     if client_type is None:
         if route is None:
             raise ConfigurationError(
@@ -82,3 +97,16 @@ def resolve_route(model: str, client_type: str | None = None) -> Route:
     if route is not None and route.client_type == client_type:
         return route
     return CLIENT_TYPE_ROUTES[client_type]
+
+
+def _platform_route(platform: Platform, route: Route | None, client_type: str | None) -> Route:
+    served = SERVES[platform.name]
+    if client_type is None:
+        client_type = route.client_type if route and route.client_type in served else served[0]
+    protocol_named(client_type, what="client type")
+    if client_type not in served:
+        raise ConfigurationError(
+            f"{platform.name} does not serve client type {client_type!r}; it serves "
+            f"{', '.join(served)}"
+        )
+    return Route.to(client_type, PROVIDERS[platform.name])

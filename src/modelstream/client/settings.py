@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from ..auth.signing import RequestSigner
 from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
 from ..types import Config, Message
 from .credentials import Secret
+from .platforms import AmbientSigners, PlatformOption, platform_of
 from .prepare import CallPlan, endpoint_for, plan_call
 from .retry import RetryPolicy
 from .streams import StreamCall
@@ -32,6 +34,8 @@ class ClientSettings:
         lenient_frames: bool,
         random: Callable[[], float],
         traces: TracesOption = None,
+        signer: RequestSigner | None = None,
+        platform: PlatformOption = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
@@ -41,6 +45,9 @@ class ClientSettings:
         self.lenient_tool_arguments = lenient_tool_arguments
         self.lenient_frames = lenient_frames
         self._api_key = Secret(api_key) if api_key else None
+        self._signer = signer
+        self.platform = platform_of(platform)
+        self._ambient: AmbientSigners = {}  # AWS-chain / ADC signers, reused by every call
         self._random = random
         # Where turns with a config["trace_id"] are recorded (docs/traces.md); opened lazily.
         self._trace_sinks = resolve_sinks(traces, os.environ)
@@ -52,12 +59,15 @@ class ClientSettings:
                 base_url=base_url,
                 api_key=self._api_key,
                 env=os.environ,
+                signer=signer,
+                platform=self.platform,
+                ambient=self._ambient,
             )
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(model={self.model!r}, client_type={self.client_type!r}, "
-            f"base_url={self.base_url!r})"
+            f"base_url={self.base_url!r}, platform={self.platform!r})"
         )
 
     def _prepare(
@@ -72,6 +82,9 @@ class ClientSettings:
             base_url=self.base_url,
             api_key=self._api_key,
             env=os.environ,
+            signer=self._signer,
+            platform=self.platform,
+            ambient=self._ambient,
         )
         trace_id = (config or {}).get("trace_id")
         recorder = None
@@ -83,14 +96,14 @@ class ClientSettings:
                 provider=plan.endpoint.provider,
                 config=config,
                 messages=messages,
-                secrets=(plan.endpoint.api_key.reveal(),),
+                secrets=(plan.endpoint.api_key.reveal(),) if plan.endpoint.api_key else (),
             )
         call = StreamCall(
             protocol=plan.endpoint.client_type,
             provider=plan.endpoint.provider,
             model=plan.model,
             url=plan.request.url,
-            secret=plan.endpoint.api_key,
+            signer=plan.endpoint.signer,
             retry=self.retry,
             timeouts=self.timeouts,
             lenient_tool_arguments=self.lenient_tool_arguments,

@@ -57,10 +57,12 @@ import dataclasses
 import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 
 import httpx
 import orjson
 
+from ..auth.signing import RequestSigner, SignableRequest
 from ..errors import (
     IncompleteStreamError,
     ModelstreamError,
@@ -75,7 +77,6 @@ from ..results import FinalResponse, PartialResponse, PartialStatus
 from ..stream import StreamDecoder
 from ..traces.record import TraceSink, TurnRecorder, record_turn
 from ..types import Event
-from .credentials import Secret
 from .http_errors import provider_error_from_http
 from .prepare import PreparedRequest
 from .resume import ResumeLimits, StreamResume
@@ -155,7 +156,7 @@ class StreamCall:
         provider: str,
         model: str,
         url: str,
-        secret: Secret | None,
+        signer: RequestSigner | None,
         retry: RetryPolicy,
         timeouts: Timeouts,
         lenient_tool_arguments: bool,
@@ -177,7 +178,9 @@ class StreamCall:
         self.attempt = 0
         self.delivered = False  # an event has reached the caller: no retry from now on
         self.deadline: float | None = None  # monotonic end of the current attempt
-        self._secret = secret
+        self._signer = signer  # signs each attempt; masks its secrets in errors
+        # True when signing may refresh credentials (IO): an async shell signs in a thread
+        self.signing_may_block = signer is not None and signer.may_block
         self._lenient = lenient_tool_arguments
         self._lenient_frames = lenient_frames
         self._random = random
@@ -224,16 +227,25 @@ class StreamCall:
         self.deadline = None if self.timeouts.attempt is None else now + self.timeouts.attempt
 
     def request(self, planned: PreparedRequest) -> PreparedRequest:
-        """What this attempt sends: the planned request, or the resume of its stream."""
-        if not self._resuming:
-            return planned
-        resume = self._resume
-        assert resume is not None
-        headers = {k: v for k, v in planned.headers.items() if k.lower() != "content-type"}
-        last_event_id = resume.last_event_id()
-        if last_event_id is not None:
-            headers["last-event-id"] = last_event_id
-        return PreparedRequest("GET", resume.resume_url(planned.url), b"", headers)
+        """What this attempt sends: the planned request, or the resume of its stream, signed
+        now (the call's wall clock), so every retry and resume carries a fresh signature."""
+        outgoing = planned
+        if self._resuming:
+            resume = self._resume
+            assert resume is not None
+            headers = {k: v for k, v in planned.headers.items() if k.lower() != "content-type"}
+            last_event_id = resume.last_event_id()
+            if last_event_id is not None:
+                headers["last-event-id"] = last_event_id
+            outgoing = PreparedRequest("GET", resume.resume_url(planned.url), b"", headers)
+        if self._signer is None:
+            return outgoing
+        unsigned = SignableRequest(
+            outgoing.method, outgoing.url, outgoing.headers, outgoing.content
+        )
+        now = datetime.fromtimestamp(self._wall(), UTC)
+        signed = {**outgoing.headers, **self._signer.sign(unsigned, now)}
+        return PreparedRequest(outgoing.method, outgoing.url, outgoing.content, signed)
 
     def accepts(self, status: int, headers: Mapping[str, str] | None = None) -> bool:
         """A 2xx status: the body is the stream. Anything else is read as an error."""
@@ -260,7 +272,7 @@ class StreamCall:
             body,
             provider=self.provider,
             now=self._wall(),
-            secret=self._secret,
+            redact=self._signer.redact if self._signer is not None else None,
             read_body=REGISTRY[self.protocol].read_error_body,
         )
 
@@ -329,8 +341,8 @@ class StreamCall:
         error = self._as_stream_error(exc)
         if error is not exc:
             error.__cause__ = exc
-        if self._secret is not None:  # a provider's message may echo the key (SPEC §4)
-            error.redact(self._secret.redact)
+        if self._signer is not None:  # a provider's message may echo the key (SPEC §4)
+            error.redact(self._signer.redact)
         if self._resume is not None and self._resumable(exc):
             self._move("fail", BROKEN)  # no partial yet: the stream goes on
             return error
@@ -432,8 +444,8 @@ class StreamCall:
             return  # the error that ended the call, or the failure a retry would have replaced
         status: PartialStatus = "failed"
         reason = f"{type(exc).__name__}: {exc}"
-        if self._secret is not None:
-            reason = self._secret.redact(reason)
+        if self._signer is not None:
+            reason = self._signer.redact(reason)
         if isinstance(exc, GeneratorExit | KeyboardInterrupt | asyncio.CancelledError):
             status, reason = "cancelled", "cancelled by the caller"
         # (the decoder may hold the partial of an attempt that failed before a retry)
@@ -474,7 +486,7 @@ class StreamCall:
             provider=self.provider,
             lenient_tool_arguments=self._lenient,
             lenient_frames=self._lenient_frames,
-            redact=self._secret.redact if self._secret is not None else None,
+            redact=self._signer.redact if self._signer is not None else None,
             frame_filter=self._resume.frames if self._resume is not None else None,
         )
 

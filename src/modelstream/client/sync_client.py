@@ -14,11 +14,13 @@ from typing import Self
 
 import httpx
 
+from ..auth.signing import RequestSigner
 from ..errors import StreamError
 from ..results import FinalResponse, PartialResponse
 from ..traces.sinks import TracesOption
 from ..types import Config, Event, Message
 from .http_errors import MAX_ERROR_BODY
+from .platforms import PlatformOption
 from .prepare import CallPlan
 from .retry import RetryPolicy
 from .settings import ClientSettings
@@ -46,6 +48,8 @@ class Client(ClientSettings):
         sleep: Callable[[float], None] = time.sleep,
         random: Callable[[], float] = _random.random,
         traces: TracesOption = None,
+        signer: RequestSigner | None = None,
+        platform: PlatformOption = None,
     ) -> None:
         super().__init__(
             model,
@@ -58,6 +62,8 @@ class Client(ClientSettings):
             lenient_frames=lenient_frames,
             random=random,
             traces=traces,
+            signer=signer,
+            platform=platform,
         )
         self._sleep = sleep
         self._owns_http = http_client is None

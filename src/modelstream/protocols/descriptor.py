@@ -15,11 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from ..auth.secret import Secret
+from ..auth.signing import RequestSigner
 from ..error_bodies import ErrorBody, read_error_body
 from .common.decoding import StreamDecoderAdapter
 from .common.encoding import RequestEncoder
 
 Framing = Literal["sse", "json", "eventstream"]
+
+# How an API key is sent: a signer made from it (`modelstream.auth`: `BearerSigner`,
+# `anthropic_key`, `gemini_key`, `azure_key`, ...). The transport signs every attempt with it.
+SignerFactory = Callable[[Secret], RequestSigner]
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,9 @@ class Provider:
     key_envs: tuple[str, ...]  # API-key variables, first one set wins
     base_url_env: str  # a base URL the provider's env key may also be sent to
     otel_name: str | None = None  # the OpenTelemetry GenAI registry's name, when not `name`
+    # how this provider takes an API key when it differs from the protocol's (Azure's `api-key`
+    # header, a Vertex access token as bearer); None: the protocol's `auth`
+    auth: SignerFactory | None = None
 
 
 @dataclass(frozen=True)
@@ -39,21 +48,6 @@ class ModelRoute:
 
     prefixes: tuple[str, ...]
     provider: Provider
-
-
-@dataclass(frozen=True)
-class KeyHeader:
-    """Where the API key goes: one header, after an optional scheme (`Bearer `)."""
-
-    header: str
-    scheme: str = ""
-
-    def headers(self, key: str) -> dict[str, str]:
-        """The headers that carry `key`: the transport's job, never an encoder's."""
-        return {self.header: self.scheme + key}
-
-
-BEARER = KeyHeader("Authorization", "Bearer ")
 
 
 @dataclass(frozen=True)
@@ -76,7 +70,7 @@ class Protocol:
     decoder: type[StreamDecoderAdapter]  # response body frames -> the grammar's events
     encoder: Callable[[], RequestEncoder]  # messages + config -> one HTTP request
     framing: Framing  # "sse" event stream, "json" one document (embeddings), "eventstream" (AWS)
-    auth: KeyHeader  # where the API key goes
+    auth: SignerFactory  # the signer an API key becomes (e.g. `BearerSigner`, `anthropic_key`)
     provider: Provider  # where an explicit `client_type=` goes when the model's route differs
     routes: tuple[ModelRoute, ...] = ()  # model-name prefixes that choose this protocol
     accept: str = "text/event-stream"  # the request's Accept header
@@ -88,4 +82,4 @@ class Protocol:
     embedding: bool = False  # answers with vectors, not a stream of items
 
 
-__all__ = ["BEARER", "Emulation", "Framing", "KeyHeader", "ModelRoute", "Protocol", "Provider"]
+__all__ = ["Emulation", "Framing", "ModelRoute", "Protocol", "Provider", "SignerFactory"]

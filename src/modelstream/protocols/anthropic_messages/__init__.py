@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ...auth.keys import anthropic_key
 from ..common.providers import ANTHROPIC
-from ..descriptor import Emulation, KeyHeader, ModelRoute, Protocol
+from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import AnthropicMessagesDecoder
 from .encoder import AnthropicMessagesEncoder
 
@@ -12,9 +13,17 @@ PROTOCOL = Protocol(
     decoder=AnthropicMessagesDecoder,
     encoder=AnthropicMessagesEncoder,
     framing="sse",
-    auth=KeyHeader("x-api-key"),
+    auth=anthropic_key,
     provider=ANTHROPIC,
     routes=(ModelRoute(("claude-",), ANTHROPIC),),
     example_model="claude-sonnet-4-5",
-    emulation=Emulation("modelstream.protocols.anthropic_messages.emulator", (r"/v1/messages",)),
+    emulation=Emulation(
+        "modelstream.protocols.anthropic_messages.emulator",
+        (
+            r"/v1/messages",
+            # Claude on Vertex AI (docs/client.md, "Platforms")
+            r"/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/(?P<model>[^/:]+)"
+            r":streamRawPredict",
+        ),
+    ),
 )

@@ -43,6 +43,7 @@ import base64
 import copy
 import re
 from typing import Any, Literal
+from urllib.parse import quote
 
 from ...errors import InvalidMessageError, UnsupportedParameterError
 from ...types import Config, Message, ThinkingLevel
@@ -69,6 +70,7 @@ from ..common.options import (
 
 PROTOCOL = "anthropic-messages"
 ANTHROPIC_VERSION = "2023-06-01"
+VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16"  # Claude on Vertex AI: in the body, not a header
 
 DEFAULT_MAX_TOKENS = 8192
 DEFAULT_MAX_TOKENS_THINKING = 32000  # the smallest output limit of the thinking models (Opus 4.1)
@@ -151,6 +153,21 @@ class AnthropicMessagesEncoder:
         if "tool_choice" in body and "tool_choice" not in (extra or {}):
             _check_tool_choice(body, settings)
         return ProviderRequest("POST", "/v1/messages", body, headers)
+
+
+def vertex_request(
+    request: ProviderRequest, model: str, *, project: str, location: str
+) -> ProviderRequest:
+    """The same request to Claude on Vertex AI: `streamRawPredict` on the publisher model's
+    path; the model is in the path, not the body, and `anthropic_version` moves into the body."""
+    body = {k: v for k, v in request.json.items() if k != "model"}
+    body = {"anthropic_version": VERTEX_ANTHROPIC_VERSION, **body}
+    headers = {k: v for k, v in request.headers.items() if k != "anthropic-version"}
+    path = (
+        f"/v1/projects/{quote(project, safe='')}/locations/{quote(location, safe='')}"
+        f"/publishers/anthropic/models/{quote(model, safe='@')}:streamRawPredict"
+    )
+    return ProviderRequest(request.method, path, body, headers)
 
 
 # --- config -----------------------------------------------------------------------------------

@@ -1,28 +1,48 @@
 """Amazon Bedrock ConverseStream (`POST /model/{modelId}/converse-stream`): a binary AWS event
-stream (`framing/eventstream.py`). Reached today with a Bedrock API key as a bearer token and an
-explicit `base_url` (`https://bedrock-runtime.<region>.amazonaws.com`); SigV4 signing from the
-AWS credential chain (`modelstream.auth`, the `aws` extra) is wired per request next."""
+stream (`framing/eventstream.py`). Bedrock model ids and inference profiles route here; the
+region's endpoint is signed with SigV4 from the AWS credential chain (the `aws` extra), or a
+Bedrock API key goes as a bearer token (docs/client.md, "Platforms")."""
 
 from __future__ import annotations
 
-from ..descriptor import BEARER, Protocol, Provider
+from ...auth.keys import bedrock_api_key
+from ..descriptor import ModelRoute, Protocol, Provider
 from .decoder import BedrockConverseStreamDecoder
 from .encoder import BedrockConverseStreamEncoder
 
 BEDROCK = Provider(
     "bedrock",
-    "",  # regional: the base URL names the region, so it is always given
+    "https://bedrock-runtime.{region}.amazonaws.com",  # the region is the client's (routing)
     ("AWS_BEARER_TOKEN_BEDROCK",),
     "BEDROCK_BASE_URL",
     otel_name="aws.bedrock",
 )
+
+# Bedrock model ids name their vendor first (`anthropic.claude-…`, `amazon.nova-…`); inference
+# profiles add a geography (`us.anthropic.…`, `global.…`); ARNs name a profile or model.
+MODEL_ID_PREFIXES = (
+    "anthropic.",
+    "amazon.",
+    "meta.",
+    "mistral.",
+    "cohere.",
+    "ai21.",
+    "deepseek.",
+    "qwen.",
+    "writer.",
+    "openai.gpt-oss-",
+)
+PROFILE_PREFIXES = ("us.", "us-gov.", "eu.", "apac.", "jp.", "au.", "global.")
+ARN_PREFIXES = ("arn:aws:bedrock:", "arn:aws-us-gov:bedrock:")
 
 PROTOCOL = Protocol(
     name="bedrock-converse-stream",
     decoder=BedrockConverseStreamDecoder,
     encoder=BedrockConverseStreamEncoder,
     framing="eventstream",
-    auth=BEARER,  # a Bedrock API key
+    auth=bedrock_api_key,  # an API key is a Bedrock API key; else SigV4 (client routing)
     provider=BEDROCK,
+    routes=(ModelRoute(MODEL_ID_PREFIXES + PROFILE_PREFIXES + ARN_PREFIXES, BEDROCK),),
     accept="application/vnd.amazon.eventstream",
+    example_model="us.anthropic.claude-haiku-4-5-20251001-v1:0",
 )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ...auth.keys import gemini_key
 from ..common.providers import GOOGLE
-from ..descriptor import Emulation, KeyHeader, ModelRoute, Protocol
+from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import GeminiEmbeddingDecoder
 from .encoder import GeminiEmbeddingEncoder
 
@@ -12,7 +13,7 @@ PROTOCOL = Protocol(
     decoder=GeminiEmbeddingDecoder,
     encoder=GeminiEmbeddingEncoder,
     framing="json",
-    auth=KeyHeader("x-goog-api-key"),
+    auth=gemini_key,
     provider=GOOGLE,
     routes=(ModelRoute(("gemini-embedding-", "text-embedding-004"), GOOGLE),),
     accept="application/json",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ...auth.keys import gemini_key
 from ..common.providers import GOOGLE
-from ..descriptor import Emulation, KeyHeader, ModelRoute, Protocol
+from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import GeminiGenerateContentDecoder
 from .encoder import GeminiGenerateContentEncoder
 
@@ -12,13 +13,18 @@ PROTOCOL = Protocol(
     decoder=GeminiGenerateContentDecoder,
     encoder=GeminiGenerateContentEncoder,
     framing="sse",
-    auth=KeyHeader("x-goog-api-key"),
+    auth=gemini_key,
     provider=GOOGLE,
     routes=(ModelRoute(("gemini-",), GOOGLE),),
     otel_operation="generate_content",  # the GenAI conventions' name for Gemini's API
     example_model="gemini-2.5-flash",
     emulation=Emulation(
         "modelstream.protocols.gemini_generate_content.emulator",
-        (r"/v1beta/models/(?P<model>[^/:]+):streamGenerateContent",),
+        (
+            r"/v1beta/models/(?P<model>[^/:]+):streamGenerateContent",
+            # Vertex AI (docs/client.md, "Platforms")
+            r"/v1/projects/[^/]+/locations/[^/]+/publishers/google/models/(?P<model>[^/:]+)"
+            r":streamGenerateContent",
+        ),
     ),
 )

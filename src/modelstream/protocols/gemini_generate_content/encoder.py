@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
 import re
 from typing import Any, Literal
+from urllib.parse import quote
 
 from ...errors import InvalidMessageError, UnsupportedParameterError
 from ...types import Config, Message, ThinkingLevel
@@ -142,6 +144,18 @@ class GeminiGenerateContentEncoder:
 
 
 # --- config -----------------------------------------------------------------------------------
+
+
+def vertex_request(
+    request: ProviderRequest, model: str, *, project: str, location: str
+) -> ProviderRequest:
+    """The same request to Gemini on Vertex AI: a publisher model's path under the project and
+    location (the body is the same)."""
+    path = (
+        f"/v1/projects/{quote(project, safe='')}/locations/{quote(location, safe='')}"
+        f"/publishers/google/models/{quote(model, safe='@')}:streamGenerateContent?alt=sse"
+    )
+    return dataclasses.replace(request, path=path)
 
 
 def model_resource(model: str) -> str:

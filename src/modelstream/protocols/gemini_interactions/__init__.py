@@ -4,8 +4,9 @@ the whole history goes with every turn and nothing is stored server-side. Chosen
 
 from __future__ import annotations
 
+from ...auth.keys import gemini_key
 from ..common.providers import GOOGLE
-from ..descriptor import KeyHeader, Protocol
+from ..descriptor import Protocol
 from .decoder import GeminiInteractionsDecoder
 from .encoder import GeminiInteractionsEncoder
 
@@ -14,7 +15,7 @@ PROTOCOL = Protocol(
     decoder=GeminiInteractionsDecoder,
     encoder=GeminiInteractionsEncoder,
     framing="sse",
-    auth=KeyHeader("x-goog-api-key"),
+    auth=gemini_key,
     provider=GOOGLE,
     otel_operation="generate_content",
     example_model="gemini-2.5-flash",

@@ -3,7 +3,8 @@ resumable by SSE id. It has no public endpoint: the base URL is always given."""
 
 from __future__ import annotations
 
-from ..descriptor import BEARER, Protocol, Provider
+from ...auth.keys import BearerSigner
+from ..descriptor import Protocol, Provider
 from .decoder import ModelstreamDecoder
 from .encoder import ModelstreamEncoder
 
@@ -12,7 +13,7 @@ PROTOCOL = Protocol(
     decoder=ModelstreamDecoder,
     encoder=ModelstreamEncoder,
     framing="sse",
-    auth=BEARER,  # the server's bearer key; an open server ignores it
+    auth=BearerSigner,  # the server's bearer key; an open server ignores it
     provider=Provider("modelstream", "", ("MODELSTREAM_API_KEY",), "MODELSTREAM_BASE_URL"),
     relayed=True,
 )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ...auth.keys import BearerSigner
 from ..common.providers import OPENAI
-from ..descriptor import BEARER, Emulation, ModelRoute, Protocol, Provider
+from ..descriptor import Emulation, ModelRoute, Protocol, Provider
 from .decoder import OpenAIChatDecoder
 from .encoder import OpenAIChatEncoder
 
@@ -18,7 +19,7 @@ PROTOCOL = Protocol(
     decoder=OpenAIChatDecoder,
     encoder=OpenAIChatEncoder,
     framing="sse",
-    auth=BEARER,
+    auth=BearerSigner,
     provider=OPENAI,
     routes=(
         ModelRoute(("deepseek-",), _compatible("deepseek", "https://api.deepseek.com", "DEEPSEEK")),
@@ -38,6 +39,13 @@ PROTOCOL = Protocol(
     ),
     example_model="deepseek-chat",
     emulation=Emulation(
-        "modelstream.protocols.openai_chat.emulator", (r"/v1/chat/completions",), "/v1"
+        "modelstream.protocols.openai_chat.emulator",
+        # the OpenAI API; Azure OpenAI's v1 API and deployments (docs/client.md, "Platforms")
+        (
+            r"/v1/chat/completions",
+            r"/openai/v1/chat/completions",
+            r"/openai/deployments/(?P<model>[^/]+)/chat/completions",
+        ),
+        "/v1",
     ),
 )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ...auth.keys import BearerSigner
 from ..common.providers import OPENAI
-from ..descriptor import BEARER, Emulation, ModelRoute, Protocol
+from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import OpenAIEmbeddingDecoder
 from .encoder import OpenAIEmbeddingEncoder
 
@@ -12,7 +13,7 @@ PROTOCOL = Protocol(
     decoder=OpenAIEmbeddingDecoder,
     encoder=OpenAIEmbeddingEncoder,
     framing="json",
-    auth=BEARER,
+    auth=BearerSigner,
     provider=OPENAI,
     routes=(ModelRoute(("text-embedding-",), OPENAI),),
     accept="application/json",

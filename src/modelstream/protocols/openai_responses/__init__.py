@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ...auth.keys import BearerSigner
 from ..common.providers import OPENAI
-from ..descriptor import BEARER, Emulation, ModelRoute, Protocol
+from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import OpenAIResponsesDecoder
 from .encoder import OpenAIResponsesEncoder
 
@@ -12,11 +13,14 @@ PROTOCOL = Protocol(
     decoder=OpenAIResponsesDecoder,
     encoder=OpenAIResponsesEncoder,
     framing="sse",
-    auth=BEARER,
+    auth=BearerSigner,
     provider=OPENAI,
     routes=(ModelRoute(("gpt-", "o1", "o3", "o4", "chatgpt-"), OPENAI),),
     example_model="gpt-5-mini",
     emulation=Emulation(
-        "modelstream.protocols.openai_responses.emulator", (r"/v1/responses",), "/v1"
+        "modelstream.protocols.openai_responses.emulator",
+        # the OpenAI API; Azure OpenAI's v1 and preview APIs (docs/client.md, "Platforms")
+        (r"/v1/responses", r"/openai/v1/responses", r"/openai/responses"),
+        "/v1",
     ),
 )
