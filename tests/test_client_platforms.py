@@ -733,3 +733,40 @@ def test_a_resume_is_signed_as_the_get_it_is() -> None:
             Credentials(ACCESS_KEY, SECRET_KEY), "bedrock", "us-east-1"
         ).add_auth(reference)
     assert resume.headers["Authorization"] == reference.headers["Authorization"]
+
+
+@dataclass
+class ThreadRecordingSigner:
+    """A signer whose credentials may need IO: it notes the thread it signs on."""
+
+    may_block: bool
+    threads: list[threading.Thread]
+
+    def sign(self, request: Any, now: datetime) -> dict[str, str]:
+        self.threads.append(threading.current_thread())
+        return {"Authorization": "Bearer recorded-token"}
+
+    def redact(self, text: str) -> str:
+        return text.replace("recorded-token", "***")
+
+
+@pytest.mark.parametrize("may_block", [True, False])
+def test_the_async_client_signs_off_the_event_loop_only_when_signing_may_block(
+    may_block: bool,
+) -> None:
+    signer = ThreadRecordingSigner(may_block, [])
+    with Emulator() as emu:
+        emu.queue(Reply.turn(Turn.text("signed")))
+
+        async def call() -> threading.Thread:
+            async with AsyncClient(
+                "claude-sonnet-4-5", base_url=emu.base_url("anthropic-messages"), signer=signer
+            ) as client:
+                await client.complete(HELLO)
+            return threading.current_thread()
+
+        loop_thread = asyncio.run(call())
+        assert emu.requests[0].headers["authorization"] == "Bearer recorded-token"
+
+    assert len(signer.threads) == 1
+    assert (signer.threads[0] is loop_thread) is not may_block

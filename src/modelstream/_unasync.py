@@ -61,6 +61,20 @@ class Rewrite:
 
 REWRITES = (
     Rewrite(
+        """\
+                    # the planned POST, or a resume, signed for this attempt; a signer that may
+                    # fetch credentials (AWS chain, Google ADC) does it off the event loop
+                    if call.signing_may_block:
+                        req = await asyncio.to_thread(call.request, plan.request)
+                    else:
+                        req = call.request(plan.request)
+""",
+        """\
+                    req = call.request(plan.request)  # the planned POST, or a resume, signed
+""",
+        "a blocking client may block while a signer fetches credentials: no loop to keep free",
+    ),
+    Rewrite(
         "Callable[[float], Awaitable[None]]",
         "Callable[[float], None]",
         "a blocking sleep returns nothing to await",

@@ -118,7 +118,12 @@ class AsyncClient(ClientSettings):
                 response: httpx.Response | None = None
                 chunks: AsyncIterator[bytes] | None = None
                 try:
-                    req = call.request(plan.request)  # the planned POST, or a resume
+                    # the planned POST, or a resume, signed for this attempt; a signer that may
+                    # fetch credentials (AWS chain, Google ADC) does it off the event loop
+                    if call.signing_may_block:
+                        req = await asyncio.to_thread(call.request, plan.request)
+                    else:
+                        req = call.request(plan.request)
                     request = self._http.build_request(
                         req.method,
                         req.url,

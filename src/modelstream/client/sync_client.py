@@ -112,7 +112,7 @@ class Client(ClientSettings):
                 response: httpx.Response | None = None
                 chunks: Iterator[bytes] | None = None
                 try:
-                    req = call.request(plan.request)  # the planned POST, or a resume
+                    req = call.request(plan.request)  # the planned POST, or a resume, signed
                     request = self._http.build_request(
                         req.method,
                         req.url,
