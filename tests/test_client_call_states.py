@@ -21,7 +21,7 @@ def new_call(attempts: int = 3) -> StreamCall:
         provider="anthropic",
         model="claude-sonnet-4-5",
         url="http://127.0.0.1:9/v1/messages",
-        secret=None,
+        signer=None,
         retry=RetryPolicy(max_attempts=attempts),
         timeouts=Timeouts(),
         lenient_tool_arguments=False,
