@@ -5,9 +5,10 @@ AWS credential chain (`modelstream.auth`, the `aws` extra) is wired per request 
 
 from __future__ import annotations
 
-from ..descriptor import BEARER, Protocol, Provider
+from ..descriptor import BEARER, Emulation, Protocol, Provider
 from .decoder import BedrockConverseStreamDecoder
 from .encoder import BedrockConverseStreamEncoder
+from .error_body import read_bedrock_error_body
 
 BEDROCK = Provider(
     "bedrock",
@@ -25,4 +26,9 @@ PROTOCOL = Protocol(
     auth=BEARER,  # a Bedrock API key
     provider=BEDROCK,
     accept="application/vnd.amazon.eventstream",
+    read_error_body=read_bedrock_error_body,
+    emulation=Emulation(
+        "modelstream.protocols.bedrock_converse_stream.emulator",
+        (r"/model/(?P<model>[^/]+)/converse-stream",),
+    ),
 )

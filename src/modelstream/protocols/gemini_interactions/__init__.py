@@ -5,7 +5,7 @@ the whole history goes with every turn and nothing is stored server-side. Chosen
 from __future__ import annotations
 
 from ..common.providers import GOOGLE
-from ..descriptor import KeyHeader, Protocol
+from ..descriptor import Emulation, KeyHeader, Protocol
 from .decoder import GeminiInteractionsDecoder
 from .encoder import GeminiInteractionsEncoder
 
@@ -18,4 +18,7 @@ PROTOCOL = Protocol(
     provider=GOOGLE,
     otel_operation="generate_content",
     example_model="gemini-2.5-flash",
+    emulation=Emulation(
+        "modelstream.protocols.gemini_interactions.emulator", (r"/v1beta/interactions",)
+    ),
 )
