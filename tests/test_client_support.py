@@ -25,8 +25,9 @@ from modelstream.types import Config, Event, Message
 
 API_KEY = "sk-test-0123456789"
 
-# A model that routes to each client type the emulator serves.
-MODELS = {name: REGISTRY[name].example_model for name in ALL_PROTOCOLS}
+# A model for each client type the emulator serves: one whose name routes there, where the
+# protocol has one (tests of a protocol pass `client_type=` too, so any name serves).
+MODELS = {name: REGISTRY[name].example_model or "emulated-model" for name in ALL_PROTOCOLS}
 STREAMING = STREAM_PROTOCOLS
 
 
