@@ -32,11 +32,6 @@ def long_body(protocol: str) -> bytes:
     return render(protocol, LONG_TURN, fragment_size=10)
 
 
-def on(protocol: str) -> dict[str, str]:
-    """The `drive.stream` arguments that reach `protocol`."""
-    return {"model": MODELS[protocol], "client_type": protocol}
-
-
 def assert_partial_holds_exactly_what_was_streamed(error: IncompleteStreamError) -> None:
     """The partial's open item is the join of the deltas the caller saw: nothing lost, nothing
     twice (a retry after an event would have repeated the first deltas)."""
@@ -57,7 +52,7 @@ def test_a_first_byte_later_than_a_timeout_is_retried(
     # the late reply would arrive after 3 s: the retry must come well before (a loaded CI
     # machine gets a wide margin on both sides)
     emu.queue(Reply.turn(Turn.text("late"), delay_first_byte=3.0), Reply.turn(Turn.text("ok")))
-    outcome = drive.stream(**on(protocol), timeouts=timeouts)
+    outcome = drive.stream_on(protocol, timeouts=timeouts)
 
     assert outcome.error is None
     assert outcome.result is not None and outcome.result.status == "final"
@@ -75,7 +70,7 @@ def test_a_stall_mid_stream_longer_than_the_idle_timeout_ends_the_stream_without
 ) -> None:
     emu.queue(long_reply(stall_after_bytes=(len(long_body(protocol)) // 2, 6.0)))
     started = time.monotonic()
-    outcome = drive.stream(**on(protocol), timeouts=Timeouts(idle=0.3))
+    outcome = drive.stream_on(protocol, timeouts=Timeouts(idle=0.3))
 
     assert time.monotonic() - started < 4.5  # the stall lasts 6 s
     assert isinstance(outcome.error, StreamTimeoutError)
@@ -94,7 +89,7 @@ def test_a_stream_slower_than_the_attempt_timeout_ends_with_an_attempt_timeout(
 ) -> None:
     emu.queue(long_reply(delay=0.1))  # 36 frames or more: 3.5 s or more in all
     started = time.monotonic()
-    outcome = drive.stream(**on(protocol), timeouts=Timeouts(attempt=0.5, idle=5))
+    outcome = drive.stream_on(protocol, timeouts=Timeouts(attempt=0.5, idle=5))
 
     assert 0.5 <= time.monotonic() - started < 2.5  # the whole body takes 3.5 s or more
     assert isinstance(outcome.error, StreamTimeoutError)
@@ -109,7 +104,7 @@ def test_a_disconnect_mid_stream_is_an_incomplete_stream_with_the_partial(
 ) -> None:
     # half the body: inside a frame (for Bedrock, inside a binary message)
     emu.queue(long_reply(disconnect_after_bytes=len(long_body(protocol)) // 2 + 3))
-    outcome = drive.stream(**on(protocol))
+    outcome = drive.stream_on(protocol)
 
     assert isinstance(outcome.error, IncompleteStreamError)
     assert not isinstance(outcome.error, StreamTimeoutError)
@@ -125,7 +120,7 @@ def test_a_disconnect_before_the_first_event_is_retried(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(long_reply(disconnect_after_bytes=20), Reply.turn(Turn.text("second try")))
-    outcome = drive.stream(**on(protocol))
+    outcome = drive.stream_on(protocol)
 
     assert outcome.error is None
     assert outcome.streamed_text == "second try"
@@ -137,7 +132,7 @@ def test_leaving_the_stream_early_closes_the_connection_and_keeps_the_partial(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(long_reply(delay=0.05))
-    outcome = drive.stream(**on(protocol), take=3)
+    outcome = drive.stream_on(protocol, take=3)
 
     assert outcome.error is None and len(outcome.events) == 3
     assert outcome.result is not None and outcome.result.status == "cancelled"
@@ -154,9 +149,9 @@ def test_leaving_after_the_stop_event_keeps_the_final_result(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(Reply.turn(Turn.text("short")))
-    everything = drive.stream(**on(protocol))
+    everything = drive.stream_on(protocol)
     emu.queue(Reply.turn(Turn.text("short")))
-    outcome = drive.stream(**on(protocol), take=len(everything.events))
+    outcome = drive.stream_on(protocol, take=len(everything.events))
 
     assert outcome.events[-1]["event_type"] == "stop"
     assert outcome.result is not None and outcome.result.status == "final"

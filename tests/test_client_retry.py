@@ -22,10 +22,6 @@ CLAUDE = MODELS["anthropic-messages"]
 # the HTTP retry tests run on every protocol the emulator streams (the registry's)
 each_protocol = pytest.mark.parametrize("protocol", STREAMING)
 
-
-def on(protocol: str) -> dict[str, str]:
-    """The `drive.stream` arguments that reach `protocol`."""
-    return {"model": MODELS[protocol], "client_type": protocol}
 NOW = 1_700_000_000.0
 
 
@@ -129,7 +125,7 @@ def test_a_429_is_retried_after_the_retry_after_it_asks_for(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(Reply.status(429, retry_after=0.4), Reply.turn(Turn.text("ok")))
-    outcome = drive.stream(**on(protocol), real_sleep=True)
+    outcome = drive.stream_on(protocol, real_sleep=True)
 
     assert outcome.error is None and outcome.streamed_text == "ok"
     assert outcome.sleeps == [0.4]
@@ -145,8 +141,8 @@ def test_server_errors_exhaust_the_attempts_then_raise_the_provider_error(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(*[Reply.status(500)] * 3)
-    outcome = drive.stream(
-        **on(protocol),
+    outcome = drive.stream_on(
+        protocol,
         retry=RetryPolicy(max_attempts=3, base_delay=0.5, max_delay=8),
         random=lambda: 0.5,
     )
@@ -167,7 +163,7 @@ def test_each_retryable_status_is_retried(
     drive: Drive, emu: Emulator, status: int, protocol: str
 ) -> None:
     emu.queue(Reply.status(status), Reply.turn(Turn.text("ok")))
-    outcome = drive.stream(**on(protocol))
+    outcome = drive.stream_on(protocol)
 
     assert outcome.error is None and outcome.streamed_text == "ok"
     assert [r.status for r in emu.requests] == [status, 200]
@@ -179,7 +175,7 @@ def test_a_client_error_is_raised_at_once(
     drive: Drive, emu: Emulator, status: int, protocol: str
 ) -> None:
     emu.queue(Reply.status(status))
-    outcome = drive.stream(**on(protocol))
+    outcome = drive.stream_on(protocol)
 
     assert isinstance(outcome.error, ProviderError)
     assert outcome.error.status == status and not outcome.error.retryable
@@ -191,7 +187,7 @@ def test_a_retry_after_beyond_the_cap_ends_the_call_with_the_provider_error(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(Reply.status(429, retry_after=120))
-    outcome = drive.stream(**on(protocol), retry=RetryPolicy(max_retry_after=30))
+    outcome = drive.stream_on(protocol, retry=RetryPolicy(max_retry_after=30))
 
     assert isinstance(outcome.error, ProviderError)
     assert outcome.error.retry_after == 120

@@ -97,6 +97,17 @@ class Drive:
             return _stream_sync(kwargs, messages, config, take, real_sleep)
         return asyncio.run(_stream_async(kwargs, messages, config, take, real_sleep))
 
+    def stream_on(
+        self,
+        protocol: str,
+        messages: list[Message] = HELLO,
+        config: Config | None = None,
+        **options: Any,
+    ) -> Outcome:
+        """`stream` on `protocol` (its model, `client_type=protocol`): what the tests that run
+        on every protocol the emulator serves use."""
+        return self.stream(MODELS[protocol], messages, config, client_type=protocol, **options)
+
     def complete(
         self,
         model: str,
