@@ -25,9 +25,20 @@ from .exit_status import EXIT_FAILED, EXIT_OK
 from .live import render_turn
 from .render import PrettyRenderer, pretty_console
 
-# (client type, model): one of each streaming protocol the emulator serves, with a model of it.
+
+def _chosen_by_its_model(name: str) -> bool:
+    """Whether the protocol's example model routes to it by name (the demo's protocols; one
+    reached only with an explicit `client_type=`, such as gemini-interactions, is left out)."""
+    model = REGISTRY[name].example_model.lower()
+    routes = REGISTRY[name].routes
+    return bool(model) and any(model.startswith(p) for r in routes for p in r.prefixes)
+
+
+# (client type, model): each streaming protocol the emulator serves whose model names it.
 PROTOCOL_MODELS = tuple(
-    (name, REGISTRY[name].example_model) for name in emulated_protocols(embedding=False)
+    (name, REGISTRY[name].example_model)
+    for name in emulated_protocols(embedding=False)
+    if _chosen_by_its_model(name)
 )
 QUESTION = "What's the weather in Lisbon right now?"
 WEATHER_TOOL: ToolSchema = {
