@@ -363,3 +363,31 @@ def test_a_stream_error_the_protocol_cannot_send_is_refused() -> None:
         render("openai-chat", Turn.text("x"), stream_error=StreamError("boom"))
     with pytest.raises(ValueError, match="'error' or 'failed'"):
         render(INTERACTIONS, Turn.text("x"), stream_error=StreamError("throttlingException"))
+
+
+# --- redacted thinking ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("protocol", "key"),
+    [("bedrock-converse-stream", "redacted_content"), ("anthropic-messages", "redacted_thinking")],
+)
+def test_redacted_thinking_decodes_to_an_empty_thinking_item_with_its_data(
+    protocol: str, key: str
+) -> None:
+    turn = Turn(items=[Thinking("", redacted="RXRrRUNrZ0lC"), Text("Hello.")])
+
+    decoder = StreamDecoder(protocol)
+    decoder.feed(render(protocol, turn))
+    decoder.end()
+
+    thinking, text = decoder.result.message["content_items"]
+    assert thinking == {"type": "thinking.done", "thinking": "", "fidelity": {key: "RXRrRUNrZ0lC"}}
+    assert text == {"type": "text.done", "text": "Hello."}
+
+
+def test_redacted_thinking_is_refused_where_the_protocol_has_none() -> None:
+    with pytest.raises(ValueError, match="no redacted thinking"):
+        render("openai-chat", Turn(items=[Thinking("", redacted="x"), Text("y")]))
+    with pytest.raises(ValueError, match="no text and no signature"):
+        Thinking("text", redacted="x")

@@ -71,6 +71,7 @@ class StreamEmulator:
     # an in-stream error as the protocol's frame (None: the protocol has none emulated)
     stream_error: Callable[[StreamError, EmulatedStream], bytes] | None = None
     names_model: bool = True  # the stream names its model (Bedrock's never does)
+    redacted_thinking: bool = False  # the writer can send `Thinking(redacted=...)`
 
 
 @dataclass(frozen=True)

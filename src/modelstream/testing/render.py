@@ -15,7 +15,7 @@ import time
 
 from .emulation import EmbeddingEmulator, EmulatedStream, StreamError, seconds_text
 from .routes import emulated_protocols, emulator_for
-from .turns import Embedding, Turn
+from .turns import Embedding, Thinking, Turn
 
 STREAM_PROTOCOLS = emulated_protocols(embedding=False)
 EMBEDDING_PROTOCOLS = emulated_protocols(embedding=True)
@@ -85,6 +85,9 @@ def render_frames(
         return [emulator.write(embeddings, model, turn.usage_counts(), batch)]
     if embeddings:
         raise ValueError(f"{protocol} streams text, thinking and tool calls, not embeddings")
+    redacted = any(isinstance(item, Thinking) and item.redacted is not None for item in turn.items)
+    if redacted and not emulator.redacted_thinking:
+        raise ValueError(f"{protocol} has no redacted thinking to send")
     stream = EmulatedStream(
         turn=turn,
         model=model,

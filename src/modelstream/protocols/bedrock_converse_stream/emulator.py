@@ -65,6 +65,8 @@ def _bedrock(s: EmulatedStream) -> Iterator[bytes]:
             deltas: list[dict[str, Any]] = [{"text": piece} for piece in s.pieces(item.text)]
             if not deltas:
                 deltas.append({"text": ""})
+        elif isinstance(item, Thinking) and item.redacted is not None:
+            deltas = [{"reasoningContent": {"redactedContent": item.redacted}}]
         elif isinstance(item, Thinking):
             deltas = [{"reasoningContent": {"text": p}} for p in s.pieces(item.thinking)]
             if item.signature is not None:
@@ -172,4 +174,5 @@ EMULATOR = StreamEmulator(
     ),
     stream_error=_stream_error,
     names_model=False,
+    redacted_thinking=True,
 )
