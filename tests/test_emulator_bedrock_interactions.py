@@ -9,7 +9,13 @@ import httpx
 import orjson
 import pytest
 
-from modelstream import CorruptedMessageError, MalformedFrameError, ProviderError, StreamDecoder
+from modelstream import (
+    CorruptedMessageError,
+    IncompleteStreamError,
+    MalformedFrameError,
+    ProviderError,
+    StreamDecoder,
+)
 from modelstream.client import RetryPolicy
 from modelstream.framing.eventstream import EventStreamDecoder, HeaderValue
 from modelstream.protocols.bedrock_converse_stream.error_body import read_bedrock_error_body
@@ -391,3 +397,36 @@ def test_redacted_thinking_is_refused_where_the_protocol_has_none() -> None:
         render("openai-chat", Turn(items=[Thinking("", redacted="x"), Text("y")]))
     with pytest.raises(ValueError, match="no text and no signature"):
         Thinking("text", redacted="x")
+
+
+# --- a message cut in half ------------------------------------------------------------------
+
+
+def test_a_disconnect_inside_a_message_is_an_incomplete_stream_with_the_partial(
+    drive: Drive, emu: Emulator
+) -> None:
+    frames = render_frames(BEDROCK, Turn.text(TEXT), fragment_size=8)
+    cut = len(b"".join(frames[:2])) + len(frames[2]) // 2  # halfway through the second delta
+    emu.queue(Reply.turn(Turn.text(TEXT), fragment_size=8, disconnect_after_bytes=cut))
+
+    outcome = drive.stream_on(BEDROCK)
+
+    assert isinstance(outcome.error, IncompleteStreamError)
+    assert outcome.streamed_text == TEXT[:8]
+    assert outcome.result is not None and outcome.result.status == "incomplete"
+    (request,) = emu.wait_for_requests(1, finished=True)
+    assert request.bytes_sent == cut
+
+
+def test_a_body_that_ends_inside_a_message_is_an_incomplete_stream(
+    drive: Drive, emu: Emulator
+) -> None:
+    body = render(BEDROCK, Turn.text(TEXT), fragment_size=8)
+    emu.queue(Reply.body(body[:-5]))  # the chunked body ends cleanly, the last message does not
+
+    outcome = drive.stream_on(BEDROCK)
+
+    assert isinstance(outcome.error, IncompleteStreamError)
+    assert "inside message" in str(outcome.error)
+    assert outcome.streamed_text == TEXT
+    assert outcome.result is not None and outcome.result.status == "incomplete"
