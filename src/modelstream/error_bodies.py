@@ -12,8 +12,8 @@ JSON (a proxy's HTML page) gives its first characters as the message.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
