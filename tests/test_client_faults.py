@@ -13,18 +13,23 @@ from modelstream import IncompleteStreamError, PartialResponse
 from modelstream.client import AsyncClient, AsyncEventStream, Client, StreamTimeoutError, Timeouts
 from modelstream.testing import Emulator, Reply, Turn, render
 from modelstream.types import Event
-from test_client_support import API_KEY, HELLO, MODELS, Drive
+from test_client_support import API_KEY, HELLO, MODELS, STREAMING, Drive
 
 pytest_plugins = ["test_client_support"]
 
 CLAUDE = MODELS["anthropic-messages"]
 LONG_TEXT = "The quick brown fox jumps over the lazy dog. " * 8
 LONG_TURN = Turn.text(LONG_TEXT)
-LONG_BODY = render("anthropic-messages", LONG_TURN, fragment_size=10)
+# the fault tests run on every protocol the emulator streams (the registry's)
+each_protocol = pytest.mark.parametrize("protocol", STREAMING)
 
 
 def long_reply(**faults: object) -> Reply:
     return Reply.turn(LONG_TURN, fragment_size=10, **faults)  # type: ignore[arg-type]
+
+
+def long_body(protocol: str) -> bytes:
+    return render(protocol, LONG_TURN, fragment_size=10)
 
 
 def assert_partial_holds_exactly_what_was_streamed(error: IncompleteStreamError) -> None:
@@ -36,17 +41,18 @@ def assert_partial_holds_exactly_what_was_streamed(error: IncompleteStreamError)
     assert partial.open_item is not None and partial.open_item["type"] == "text.delta"
 
 
+@each_protocol
 @pytest.mark.parametrize(
     ("timeouts", "which"),
     [(Timeouts(attempt=0.3, idle=5), "attempt"), (Timeouts(attempt=5, idle=0.3), "idle")],
 )
 def test_a_first_byte_later_than_a_timeout_is_retried(
-    drive: Drive, emu: Emulator, timeouts: Timeouts, which: str
+    drive: Drive, emu: Emulator, timeouts: Timeouts, which: str, protocol: str
 ) -> None:
     # the late reply would arrive after 3 s: the retry must come well before (a loaded CI
     # machine gets a wide margin on both sides)
     emu.queue(Reply.turn(Turn.text("late"), delay_first_byte=3.0), Reply.turn(Turn.text("ok")))
-    outcome = drive.stream(CLAUDE, timeouts=timeouts)
+    outcome = drive.stream_on(protocol, timeouts=timeouts)
 
     assert outcome.error is None
     assert outcome.result is not None and outcome.result.status == "final"
@@ -58,12 +64,13 @@ def test_a_first_byte_later_than_a_timeout_is_retried(
     assert retry["type"] == "retry" and f"{which} timeout" in retry["error"]
 
 
+@each_protocol
 def test_a_stall_mid_stream_longer_than_the_idle_timeout_ends_the_stream_without_a_retry(
-    drive: Drive, emu: Emulator
+    drive: Drive, emu: Emulator, protocol: str
 ) -> None:
-    emu.queue(long_reply(stall_after_bytes=(len(LONG_BODY) // 2, 6.0)))
+    emu.queue(long_reply(stall_after_bytes=(len(long_body(protocol)) // 2, 6.0)))
     started = time.monotonic()
-    outcome = drive.stream(CLAUDE, timeouts=Timeouts(idle=0.3))
+    outcome = drive.stream_on(protocol, timeouts=Timeouts(idle=0.3))
 
     assert time.monotonic() - started < 4.5  # the stall lasts 6 s
     assert isinstance(outcome.error, StreamTimeoutError)
@@ -76,25 +83,28 @@ def test_a_stall_mid_stream_longer_than_the_idle_timeout_ends_the_stream_without
     assert len(emu.requests) == 1  # events had reached the caller: never retried
 
 
+@each_protocol
 def test_a_stream_slower_than_the_attempt_timeout_ends_with_an_attempt_timeout(
-    drive: Drive, emu: Emulator
+    drive: Drive, emu: Emulator, protocol: str
 ) -> None:
-    emu.queue(long_reply(delay=0.05))  # about 60 frames: 3 s in all
+    emu.queue(long_reply(delay=0.1))  # 36 frames or more: 3.5 s or more in all
     started = time.monotonic()
-    outcome = drive.stream(CLAUDE, timeouts=Timeouts(attempt=0.5, idle=5))
+    outcome = drive.stream_on(protocol, timeouts=Timeouts(attempt=0.5, idle=5))
 
-    assert 0.5 <= time.monotonic() - started < 2.5  # the whole body takes 3 s
+    assert 0.5 <= time.monotonic() - started < 2.5  # the whole body takes 3.5 s or more
     assert isinstance(outcome.error, StreamTimeoutError)
     assert outcome.error.timeout == "attempt"
     assert_partial_holds_exactly_what_was_streamed(outcome.error)
     assert len(emu.requests) == 1
 
 
+@each_protocol
 def test_a_disconnect_mid_stream_is_an_incomplete_stream_with_the_partial(
-    drive: Drive, emu: Emulator
+    drive: Drive, emu: Emulator, protocol: str
 ) -> None:
-    emu.queue(long_reply(disconnect_after_bytes=len(LONG_BODY) // 2))
-    outcome = drive.stream(CLAUDE)
+    # half the body: inside a frame (for Bedrock, inside a binary message)
+    emu.queue(long_reply(disconnect_after_bytes=len(long_body(protocol)) // 2 + 3))
+    outcome = drive.stream_on(protocol)
 
     assert isinstance(outcome.error, IncompleteStreamError)
     assert not isinstance(outcome.error, StreamTimeoutError)
@@ -105,20 +115,24 @@ def test_a_disconnect_mid_stream_is_an_incomplete_stream_with_the_partial(
     assert len(emu.requests) == 1
 
 
-def test_a_disconnect_before_the_first_event_is_retried(drive: Drive, emu: Emulator) -> None:
+@each_protocol
+def test_a_disconnect_before_the_first_event_is_retried(
+    drive: Drive, emu: Emulator, protocol: str
+) -> None:
     emu.queue(long_reply(disconnect_after_bytes=20), Reply.turn(Turn.text("second try")))
-    outcome = drive.stream(CLAUDE)
+    outcome = drive.stream_on(protocol)
 
     assert outcome.error is None
     assert outcome.streamed_text == "second try"
     assert len(emu.requests) == 2
 
 
+@each_protocol
 def test_leaving_the_stream_early_closes_the_connection_and_keeps_the_partial(
-    drive: Drive, emu: Emulator
+    drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(long_reply(delay=0.05))
-    outcome = drive.stream(CLAUDE, take=3)
+    outcome = drive.stream_on(protocol, take=3)
 
     assert outcome.error is None and len(outcome.events) == 3
     assert outcome.result is not None and outcome.result.status == "cancelled"
@@ -126,15 +140,18 @@ def test_leaving_the_stream_early_closes_the_connection_and_keeps_the_partial(
     assert outcome.result.open_item["text"] == outcome.streamed_text  # type: ignore[typeddict-item]
     (request,) = emu.wait_for_requests(1, timeout=2, finished=True)
     assert request.client_closed_early
-    # the whole body takes 3 s: the server saw the close long before
+    # the whole body takes 2 s or more: the server saw the close long before
     assert request.finished_at is not None and request.finished_at - request.received_at < 2.0
 
 
-def test_leaving_after_the_stop_event_keeps_the_final_result(drive: Drive, emu: Emulator) -> None:
+@each_protocol
+def test_leaving_after_the_stop_event_keeps_the_final_result(
+    drive: Drive, emu: Emulator, protocol: str
+) -> None:
     emu.queue(Reply.turn(Turn.text("short")))
-    everything = drive.stream(CLAUDE)
+    everything = drive.stream_on(protocol)
     emu.queue(Reply.turn(Turn.text("short")))
-    outcome = drive.stream(CLAUDE, take=len(everything.events))
+    outcome = drive.stream_on(protocol, take=len(everything.events))
 
     assert outcome.events[-1]["event_type"] == "stop"
     assert outcome.result is not None and outcome.result.status == "final"

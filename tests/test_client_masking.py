@@ -9,7 +9,7 @@ import json
 import pytest
 
 from modelstream import MalformedFrameError, PartialResponse, ProviderError
-from modelstream.testing import Emulator, Reply
+from modelstream.testing import Emulator, Reply, StreamError
 from test_client_support import API_KEY, MODELS, STREAMING, Drive
 
 pytest_plugins = ["test_client_support"]
@@ -28,6 +28,19 @@ ERROR_FRAMES = {
         "error": {"code": 400, "message": ECHO, "status": "INVALID_ARGUMENT"}
     },
 }
+# The protocols whose in-stream error the emulator writes itself: that error, by its kind.
+STREAM_ERRORS = {
+    "gemini-interactions": StreamError("error", ECHO, status=400),
+    "bedrock-converse-stream": StreamError("validationException", ECHO),
+}
+
+
+def error_reply(protocol: str) -> Reply:
+    """A 200 stream whose first frame is an error that echoes the key."""
+    if protocol in STREAM_ERRORS:
+        return Reply.echo(stream_error=STREAM_ERRORS[protocol])
+    name = "error" if protocol in ("openai-responses", "anthropic-messages") else None
+    return Reply.body(sse(ERROR_FRAMES[protocol], name))
 
 
 def sse(payload: object, event: str | None = None) -> bytes:
@@ -46,9 +59,8 @@ def assert_masked(error: Exception, partial: PartialResponse | None) -> None:
 def test_an_error_event_that_echoes_the_key_is_masked(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
-    name = "error" if protocol in ("openai-responses", "anthropic-messages") else None
-    emu.queue(Reply.body(sse(ERROR_FRAMES[protocol], name)))
-    outcome = drive.stream(MODELS[protocol])
+    emu.queue(error_reply(protocol))
+    outcome = drive.stream_on(protocol)
 
     error = outcome.error
     assert isinstance(error, ProviderError)
@@ -62,7 +74,7 @@ def test_an_error_object_in_a_200_body_that_echoes_the_key_is_masked(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(Reply.error_in_body(401, message=ECHO))
-    outcome = drive.stream(MODELS[protocol])
+    outcome = drive.stream_on(protocol)
 
     assert isinstance(outcome.error, ProviderError)
     assert outcome.error.provider_message == ECHO.replace(API_KEY, "***")

@@ -23,7 +23,7 @@ from modelstream.client import AsyncClient, Client
 from modelstream.testing import Emulator, Reply, Turn, render
 from modelstream.testing.replies import split_frames
 from modelstream.types import Event
-from test_client_support import API_KEY, HELLO, MODELS
+from test_client_support import API_KEY, HELLO, MODELS, STREAMING
 
 pytest_plugins = ["test_client_support"]
 
@@ -236,9 +236,10 @@ ASYNC_STOPS = {
 
 
 @needs_proc
+@pytest.mark.parametrize("protocol", STREAMING)
 @pytest.mark.parametrize("how", ASYNC_STOPS)
 def test_an_async_stream_stopped_mid_way_leaves_no_task_and_no_connection(
-    how: str, emu: Emulator
+    how: str, protocol: str, emu: Emulator
 ) -> None:
     stop = ASYNC_STOPS[how]
     port = int(emu.url.rsplit(":", 1)[1])
@@ -246,9 +247,10 @@ def test_an_async_stream_stopped_mid_way_leaves_no_task_and_no_connection(
     async def run() -> None:
         before = other_tasks()
         async with AsyncClient(
-            MODELS["anthropic-messages"],
+            MODELS[protocol],
+            client_type=protocol,
             api_key=API_KEY,
-            base_url=emu.base_url("anthropic-messages"),
+            base_url=emu.base_url(protocol),
         ) as client:
             for _ in range(ROUNDS):
                 emu.queue(long_reply())
@@ -325,12 +327,15 @@ SYNC_STOPS = {
 
 
 @needs_proc
+@pytest.mark.parametrize("protocol", STREAMING)
 @pytest.mark.parametrize("how", SYNC_STOPS)
-def test_a_sync_stream_stopped_mid_way_leaves_no_connection(how: str, emu: Emulator) -> None:
+def test_a_sync_stream_stopped_mid_way_leaves_no_connection(
+    how: str, protocol: str, emu: Emulator
+) -> None:
     stop = SYNC_STOPS[how]
     port = int(emu.url.rsplit(":", 1)[1])
     with Client(
-        MODELS["anthropic-messages"], api_key=API_KEY, base_url=emu.base_url("anthropic-messages")
+        MODELS[protocol], client_type=protocol, api_key=API_KEY, base_url=emu.base_url(protocol)
     ) as client:
         for _ in range(ROUNDS):
             emu.queue(long_reply())

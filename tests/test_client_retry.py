@@ -14,11 +14,14 @@ from modelstream.client import RetryPolicy
 from modelstream.client.http_errors import provider_error_from_http
 from modelstream.client.retry import backoff_delay, parse_retry_after, retry_delay
 from modelstream.testing import Emulator, Reply, Turn
-from test_client_support import MODELS, Drive
+from test_client_support import MODELS, STREAMING, Drive
 
 pytest_plugins = ["test_client_support"]
 
 CLAUDE = MODELS["anthropic-messages"]
+# the HTTP retry tests run on every protocol the emulator streams (the registry's)
+each_protocol = pytest.mark.parametrize("protocol", STREAMING)
+
 NOW = 1_700_000_000.0
 
 
@@ -117,9 +120,12 @@ def test_gemini_retry_info_gives_the_retry_delay_when_no_header_does() -> None:
 # --- over HTTP ---------------------------------------------------------------------------
 
 
-def test_a_429_is_retried_after_the_retry_after_it_asks_for(drive: Drive, emu: Emulator) -> None:
+@each_protocol
+def test_a_429_is_retried_after_the_retry_after_it_asks_for(
+    drive: Drive, emu: Emulator, protocol: str
+) -> None:
     emu.queue(Reply.status(429, retry_after=0.4), Reply.turn(Turn.text("ok")))
-    outcome = drive.stream(CLAUDE, real_sleep=True)
+    outcome = drive.stream_on(protocol, real_sleep=True)
 
     assert outcome.error is None and outcome.streamed_text == "ok"
     assert outcome.sleeps == [0.4]
@@ -130,12 +136,13 @@ def test_a_429_is_retried_after_the_retry_after_it_asks_for(drive: Drive, emu: E
     assert (retry["type"], retry["status"], retry["delay_s"]) == ("retry", 429, 0.4)
 
 
+@each_protocol
 def test_server_errors_exhaust_the_attempts_then_raise_the_provider_error(
-    drive: Drive, emu: Emulator
+    drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(*[Reply.status(500)] * 3)
-    outcome = drive.stream(
-        CLAUDE,
+    outcome = drive.stream_on(
+        protocol,
         retry=RetryPolicy(max_attempts=3, base_delay=0.5, max_delay=8),
         random=lambda: 0.5,
     )
@@ -150,30 +157,37 @@ def test_server_errors_exhaust_the_attempts_then_raise_the_provider_error(
     assert [d["attempt"] for d in outcome.result.metadata.diagnostics] == [1, 2]
 
 
+@each_protocol
 @pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504, 529])
-def test_each_retryable_status_is_retried(drive: Drive, emu: Emulator, status: int) -> None:
+def test_each_retryable_status_is_retried(
+    drive: Drive, emu: Emulator, status: int, protocol: str
+) -> None:
     emu.queue(Reply.status(status), Reply.turn(Turn.text("ok")))
-    outcome = drive.stream(CLAUDE)
+    outcome = drive.stream_on(protocol)
 
     assert outcome.error is None and outcome.streamed_text == "ok"
     assert [r.status for r in emu.requests] == [status, 200]
 
 
+@each_protocol
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422])
-def test_a_client_error_is_raised_at_once(drive: Drive, emu: Emulator, status: int) -> None:
+def test_a_client_error_is_raised_at_once(
+    drive: Drive, emu: Emulator, status: int, protocol: str
+) -> None:
     emu.queue(Reply.status(status))
-    outcome = drive.stream(CLAUDE)
+    outcome = drive.stream_on(protocol)
 
     assert isinstance(outcome.error, ProviderError)
     assert outcome.error.status == status and not outcome.error.retryable
     assert outcome.sleeps == [] and len(emu.requests) == 1
 
 
+@each_protocol
 def test_a_retry_after_beyond_the_cap_ends_the_call_with_the_provider_error(
-    drive: Drive, emu: Emulator
+    drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(Reply.status(429, retry_after=120))
-    outcome = drive.stream(CLAUDE, retry=RetryPolicy(max_retry_after=30))
+    outcome = drive.stream_on(protocol, retry=RetryPolicy(max_retry_after=30))
 
     assert isinstance(outcome.error, ProviderError)
     assert outcome.error.retry_after == 120

@@ -30,7 +30,7 @@ def test_a_text_turn_streams_as_deltas_then_a_final_message(
     drive: Drive, emu: Emulator, client_type: str
 ) -> None:
     emu.queue(Reply.turn(Turn.text("Hello there, general Kenobi."), fragment_size=5))
-    outcome = drive.stream(MODELS[client_type])
+    outcome = drive.stream(MODELS[client_type], client_type=client_type)
 
     assert outcome.error is None
     check_events(outcome.events)
@@ -49,7 +49,7 @@ def test_thinking_text_and_parallel_tool_calls_arrive_as_done_items_in_order(
     drive: Drive, emu: Emulator, client_type: str
 ) -> None:
     emu.queue(Reply.turn(RICH_TURN))
-    outcome = drive.stream(MODELS[client_type])
+    outcome = drive.stream(MODELS[client_type], client_type=client_type)
 
     assert outcome.error is None
     check_events(outcome.events)
@@ -76,11 +76,11 @@ def test_thinking_fidelity_goes_back_to_the_provider_on_the_next_turn(
     drive: Drive, emu: Emulator, client_type: str
 ) -> None:
     emu.queue(Reply.turn(Turn(items=[Thinking("Hmm.", signature="sig-replay-7"), Text("Hi!")])))
-    first = drive.stream(MODELS[client_type])
+    first = drive.stream(MODELS[client_type], client_type=client_type)
     assert first.result is not None and first.result.status == "final"
     history = [*HELLO, first.result.message, user("and again")]
 
-    second = drive.stream(MODELS[client_type], history)
+    second = drive.stream(MODELS[client_type], history, client_type=client_type)
 
     assert second.error is None
     requests = emu.requests
@@ -93,7 +93,9 @@ def test_thinking_fidelity_goes_back_to_the_provider_on_the_next_turn(
 def test_embeddings_come_back_one_vector_per_input_message(
     drive: Drive, emu: Emulator, client_type: str
 ) -> None:
-    outcome = drive.stream(MODELS[client_type], [user("first text"), user("second text")])
+    outcome = drive.stream(
+        MODELS[client_type], [user("first text"), user("second text")], client_type=client_type
+    )
 
     assert outcome.error is None
     check_events(outcome.events)

@@ -25,8 +25,9 @@ from modelstream.types import Config, Event, Message
 
 API_KEY = "sk-test-0123456789"
 
-# A model that routes to each client type the emulator serves.
-MODELS = {name: REGISTRY[name].example_model for name in ALL_PROTOCOLS}
+# A model for each client type the emulator serves: one whose name routes there, where the
+# protocol has one (tests of a protocol pass `client_type=` too, so any name serves).
+MODELS = {name: REGISTRY[name].example_model or "emulated-model" for name in ALL_PROTOCOLS}
 STREAMING = STREAM_PROTOCOLS
 
 
@@ -95,6 +96,17 @@ class Drive:
         if self.mode == "sync":
             return _stream_sync(kwargs, messages, config, take, real_sleep)
         return asyncio.run(_stream_async(kwargs, messages, config, take, real_sleep))
+
+    def stream_on(
+        self,
+        protocol: str,
+        messages: list[Message] = HELLO,
+        config: Config | None = None,
+        **options: Any,
+    ) -> Outcome:
+        """`stream` on `protocol` (its model, `client_type=protocol`): what the tests that run
+        on every protocol the emulator serves use."""
+        return self.stream(MODELS[protocol], messages, config, client_type=protocol, **options)
 
     def complete(
         self,

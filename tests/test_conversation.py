@@ -26,7 +26,8 @@ from modelstream.testing import Emulator, Reply, Turn, render
 from modelstream.testing.render import STREAM_PROTOCOLS
 
 API_KEY = "sk-test-conversation"
-MODELS = {name: REGISTRY[name].example_model for name in STREAM_PROTOCOLS}
+# a model for each protocol (the runner passes `client_type=` too)
+MODELS = {name: REGISTRY[name].example_model or "emulated-model" for name in STREAM_PROTOCOLS}
 
 
 @pytest.fixture
@@ -44,6 +45,7 @@ class Runner:
     def run(self, body: Callable[[Any], Any], **conversation: Any) -> Any:
         options = {
             "model": MODELS[self.client_type],
+            "client_type": self.client_type,
             "api_key": API_KEY,
             "base_url": self.emu.base_url(self.client_type),
         }

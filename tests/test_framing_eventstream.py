@@ -344,10 +344,21 @@ def test_an_error_message_is_a_provider_error() -> None:
 
 def test_a_json_document_instead_of_an_event_stream_is_not_read_as_messages() -> None:
     """`{` cannot start an event stream (it would be a length over a gigabyte): the body is
-    read as a JSON document, and one that is no known error object is no stream."""
+    read as a JSON document by Bedrock's error-body reader: Bedrock's error object
+    (`{"message"}`) is the provider's error, and a document that is no error object is no
+    stream."""
     decoder = StreamDecoder(PROTOCOL)
     decoder.feed(b'{"message":"The security token included in the request is invalid."}')
-    with pytest.raises(IncompleteStreamError, match="security token") as caught:
+    with pytest.raises(ProviderError) as refused:
+        decoder.end()
+    assert refused.value.provider_message == (
+        "The security token included in the request is invalid."
+    )
+    assert not refused.value.retryable
+
+    decoder = StreamDecoder(PROTOCOL)
+    decoder.feed(b'{"output":{"message":{"role":"assistant"}}}')
+    with pytest.raises(IncompleteStreamError, match="one JSON document") as caught:
         decoder.end()
     assert caught.value.missing == "event stream"
 

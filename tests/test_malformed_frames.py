@@ -50,7 +50,7 @@ def tool_done_items(outcome: Outcome) -> list[dict[str, object]]:
     return [item for item in outcome.done_items if item["type"] == "tool_call.done"]
 
 
-@pytest.mark.parametrize("protocol", STREAMING)
+@pytest.mark.parametrize("protocol", list(TOOL_CAPTURES))
 def test_a_corrupted_argument_fragment_makes_the_tool_call_turn_incomplete(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
@@ -77,7 +77,7 @@ def test_a_corrupted_argument_fragment_makes_the_tool_call_turn_incomplete(
     assert len(emu.requests) == 2  # the broken body was not retried
 
 
-@pytest.mark.parametrize("protocol", STREAMING)
+@pytest.mark.parametrize("protocol", list(TOOL_CAPTURES))
 def test_lenient_frames_skips_the_corrupted_frame_and_the_result_says_so(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
@@ -103,7 +103,7 @@ def test_the_emulators_malformed_frame_fault_ends_the_turn_incomplete(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(Reply.echo(malformed_frame_at=2))
-    outcome = drive.stream(MODELS[protocol])
+    outcome = drive.stream_on(protocol)
 
     assert isinstance(outcome.error, MalformedFrameError)
     assert outcome.error.frame == 3 and outcome.error.preview == "{not json"
@@ -118,7 +118,7 @@ def test_the_emulators_malformed_frame_is_skipped_and_counted_when_lenient(
     drive: Drive, emu: Emulator, protocol: str
 ) -> None:
     emu.queue(Reply.echo(malformed_frame_at=2))
-    outcome = drive.stream(MODELS[protocol], lenient_frames=True)
+    outcome = drive.stream_on(protocol, lenient_frames=True)
 
     assert outcome.error is None
     check_events(outcome.events)

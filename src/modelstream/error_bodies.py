@@ -12,6 +12,7 @@ JSON (a proxy's HTML page) gives its first characters as the message.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,10 +80,16 @@ def read_error_body(body: bytes) -> ErrorBody:
     )
 
 
-def error_document(body: bytes, *, provider: str | None) -> ProviderError | None:
+def error_document(
+    body: bytes,
+    *,
+    provider: str | None,
+    reader: Callable[[bytes], ErrorBody] | None = None,
+) -> ProviderError | None:
     """The `ProviderError` a 2xx body stands for when it is one JSON error document, else None.
-    Whether it is retryable is read from the provider's error type, status and code."""
-    read = read_error_body(body)
+    `reader` is the protocol's error-body reader (default: the shapes above). Whether it is
+    retryable is read from the provider's error type, status and code."""
+    read = (reader or read_error_body)(body)
     if not read.is_document:
         return None
     return ProviderError(

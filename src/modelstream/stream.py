@@ -52,7 +52,7 @@ from .errors import (
 )
 from .framing import DEFAULT_MAX_FRAME_BYTES, EventStreamFramer, Framer, RawFrame, make_framer
 from .framing.json_body import JSONBodyFramer
-from .protocols import decoder_class
+from .protocols import protocol_named
 from .results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata
 from .types import Event, Message
 
@@ -71,7 +71,9 @@ class StreamDecoder:
         redact: Callable[[str], str] | None = None,
         frame_filter: Callable[[list[RawFrame]], list[RawFrame]] | None = None,
     ) -> None:
-        adapter_class = decoder_class(protocol)
+        descriptor = protocol_named(protocol)
+        adapter_class = descriptor.decoder
+        self._read_error_body = descriptor.read_error_body  # the protocol's error shape
         self.metadata = StreamMetadata(
             protocol=protocol, provider=provider or adapter_class.default_provider
         )
@@ -232,7 +234,7 @@ class StreamDecoder:
 
     def _read_document(self, body: bytes) -> None:
         """A 200 body that is one JSON document: the provider's error object, or no stream."""
-        error = error_document(body, provider=self.metadata.provider)
+        error = error_document(body, provider=self.metadata.provider, reader=self._read_error_body)
         if error is not None:
             raise error
         preview = body[:200].decode("utf-8", "replace")

@@ -1,6 +1,6 @@
 """`demo`: the whole stack with no key and no network.
 
-The loopback emulator (`modelstream.testing.Emulator`) plays four providers on 127.0.0.1; one
+The loopback emulator (`modelstream.testing.Emulator`) plays each provider on 127.0.0.1; one
 scripted turn per protocol (thinking with a signature, text, a tool call) is streamed through
 `AsyncClient` over real HTTP and rendered as it arrives, like `chat` renders a real model.
 """
@@ -25,9 +25,20 @@ from .exit_status import EXIT_FAILED, EXIT_OK
 from .live import render_turn
 from .render import PrettyRenderer, pretty_console
 
-# (client type, model): one of each streaming protocol the emulator serves, with a model of it.
+
+def _chosen_by_its_model(name: str) -> bool:
+    """Whether the protocol's example model routes to it by name (the demo's protocols; one
+    reached only with an explicit `client_type=`, such as gemini-interactions, is left out)."""
+    model = REGISTRY[name].example_model.lower()
+    routes = REGISTRY[name].routes
+    return bool(model) and any(model.startswith(p) for r in routes for p in r.prefixes)
+
+
+# (client type, model): each streaming protocol the emulator serves whose model names it.
 PROTOCOL_MODELS = tuple(
-    (name, REGISTRY[name].example_model) for name in emulated_protocols(embedding=False)
+    (name, REGISTRY[name].example_model)
+    for name in emulated_protocols(embedding=False)
+    if _chosen_by_its_model(name)
 )
 QUESTION = "What's the weather in Lisbon right now?"
 WEATHER_TOOL: ToolSchema = {
@@ -108,8 +119,9 @@ def _intro(console: Console) -> None:
     console.print(Text("modelstream demo", style="bold"), soft_wrap=True)
     console.print(
         Text(
-            "A loopback emulator on 127.0.0.1 plays four providers (no key, no network); "
-            "AsyncClient streams one answer from each over real HTTP.",
+            f"A loopback emulator on 127.0.0.1 plays {len(PROTOCOL_MODELS)} providers' wire "
+            "formats (no key, no network); AsyncClient streams one answer from each over real "
+            "HTTP.",
             style="dim",
         ),
         soft_wrap=True,
@@ -128,7 +140,8 @@ def _outro(console: Console, status: int) -> None:
         return
     console.print(
         Text(
-            "Four wire formats, one event grammar. With a key, stream a real model the same way:",
+            f"{len(PROTOCOL_MODELS)} wire formats, one event grammar. With a key, stream a real "
+            "model the same way:",
         ),
         soft_wrap=True,
     )

@@ -10,6 +10,7 @@
 See docs/testing.md.
 """
 
+from .emulation import StreamError
 from .render import embedding_for, error_body, render, render_frames
 from .replies import Reply
 from .server import Emulator, RecordedRequest
@@ -20,6 +21,7 @@ __all__ = [
     "Emulator",
     "RecordedRequest",
     "Reply",
+    "StreamError",
     "Text",
     "Thinking",
     "ToolCall",

@@ -18,6 +18,8 @@ import orjson
 from ..types import Usage
 from .turns import Embedding, Finish, ToolCall, Turn
 
+SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
+
 
 class ErrorBodyWriter(Protocol):
     def __call__(
@@ -32,6 +34,27 @@ def always(_body: dict[str, Any]) -> bool:
 
 
 @dataclass(frozen=True)
+class StreamError:
+    """An error the provider reports inside a `200` stream, after `after_frames` frames of the
+    turn (0: before its first event); the stream ends with it.
+
+    `kind` is the protocol's own word: Bedrock's exception type (`throttlingException`,
+    `validationException`, `modelStreamErrorException`, ...); for Gemini Interactions `"error"`
+    (an `error` event) or `"failed"` (the interaction ends with status `failed`). `status` is
+    the HTTP-like code the error object carries, where the protocol sends one.
+    """
+
+    kind: str
+    message: str = "emulated stream error"
+    after_frames: int = 0
+    status: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.after_frames < 0:
+            raise ValueError("after_frames must not be negative")
+
+
+@dataclass(frozen=True)
 class StreamEmulator:
     """How the emulator streams one protocol."""
 
@@ -40,6 +63,15 @@ class StreamEmulator:
     last_user_text: Callable[[dict[str, Any]], str]  # what the default echo answers
     response_id_prefix: str = "emu"
     wants_usage: Callable[[dict[str, Any]], bool] = always  # does the request ask for usage
+    content_type: str = SSE_CONTENT_TYPE  # of a streamed answer
+    # the headers an HTTP error carries besides its body (Bedrock: `x-amzn-ErrorType`)
+    error_headers: Callable[[int], dict[str, str]] | None = None
+    # the frame `malformed_frame_at` inserts (None: `data: {not json` with the body's line ends)
+    malformed_frame: bytes | None = None
+    # an in-stream error as the protocol's frame (None: the protocol has none emulated)
+    stream_error: Callable[[StreamError, EmulatedStream], bytes] | None = None
+    names_model: bool = True  # the stream names its model (Bedrock's never does)
+    redacted_thinking: bool = False  # the writer can send `Thinking(redacted=...)`
 
 
 @dataclass(frozen=True)

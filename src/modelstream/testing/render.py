@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 import time
 
-from .emulation import EmbeddingEmulator, EmulatedStream, seconds_text
+from .emulation import EmbeddingEmulator, EmulatedStream, StreamError, seconds_text
 from .routes import emulated_protocols, emulator_for
-from .turns import Embedding, Turn
+from .turns import Embedding, Thinking, Turn
 
 STREAM_PROTOCOLS = emulated_protocols(embedding=False)
 EMBEDDING_PROTOCOLS = emulated_protocols(embedding=True)
@@ -38,6 +38,7 @@ def render(
     response_id: str | None = None,
     created: int | None = None,
     batch: bool | None = None,
+    stream_error: StreamError | None = None,
 ) -> bytes:
     """The response body for `turn` in `protocol`'s wire format."""
     return b"".join(
@@ -50,6 +51,7 @@ def render(
             response_id=response_id,
             created=created,
             batch=batch,
+            stream_error=stream_error,
         )
     )
 
@@ -64,11 +66,14 @@ def render_frames(
     response_id: str | None = None,
     created: int | None = None,
     batch: bool | None = None,
+    stream_error: StreamError | None = None,
 ) -> list[bytes]:
-    """Like `render`, as the list of SSE frames (one JSON document for embeddings).
+    """Like `render`, as the list of frames (SSE frames, event-stream messages, or one JSON
+    document for embeddings).
 
     `batch` (gemini-embedding): answer `batchEmbedContents` rather than `embedContent`;
-    None means batch unless the turn has exactly one vector.
+    None means batch unless the turn has exactly one vector. `stream_error`: the turn's first
+    `after_frames` frames, then the protocol's in-stream error.
     """
     if fragment_size < 1:
         raise ValueError(f"fragment_size must be at least 1, got {fragment_size}")
@@ -80,6 +85,9 @@ def render_frames(
         return [emulator.write(embeddings, model, turn.usage_counts(), batch)]
     if embeddings:
         raise ValueError(f"{protocol} streams text, thinking and tool calls, not embeddings")
+    redacted = any(isinstance(item, Thinking) and item.redacted is not None for item in turn.items)
+    if redacted and not emulator.redacted_thinking:
+        raise ValueError(f"{protocol} has no redacted thinking to send")
     stream = EmulatedStream(
         turn=turn,
         model=model,
@@ -88,7 +96,12 @@ def render_frames(
         response_id=response_id or _response_id(emulator.response_id_prefix, protocol, turn, model),
         created=int(time.time()) if created is None else created,
     )
-    return list(emulator.write(stream))
+    frames = list(emulator.write(stream))
+    if stream_error is None:
+        return frames
+    if emulator.stream_error is None:
+        raise ValueError(f"the emulator has no in-stream error for {protocol}")
+    return [*frames[: stream_error.after_frames], emulator.stream_error(stream_error, stream)]
 
 
 def _response_id(prefix: str, protocol: str, turn: Turn, model: str) -> str:

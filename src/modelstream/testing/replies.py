@@ -6,11 +6,13 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from .emulation import StreamError
 from .turns import Turn
 
 MALFORMED_FRAME = b"data: {not json"
+CrcPart = Literal["prelude", "message"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,13 @@ class Reply:
     - `stall_after_bytes=(n, seconds)`: send n body bytes, then wait.
     - `disconnect_after_bytes=n`: send n body bytes, then close the connection without
       finishing the chunked body.
-    - `malformed_frame_at=k`: insert a broken `data: {not json` frame before frame k.
+    - `malformed_frame_at=k`: insert a broken `data: {not json` frame before frame k (an
+      event-stream message whose payload is `{not json` for Bedrock).
+    - `stream_error=StreamError(kind, ...)`: the stream reports an error after
+      `after_frames` frames and ends (Bedrock: an exception message; Interactions: an `error`
+      event or a `failed` interaction).
+    - `corrupt_crc_at=(k, "prelude" | "message")`: event-stream bodies only; message k goes
+      out with a wrong prelude CRC or message CRC.
     """
 
     script: Turn | None = None  # a scripted turn, rendered in the route's protocol
@@ -42,6 +50,8 @@ class Reply:
     stall_after_bytes: tuple[int, float] | None = None
     disconnect_after_bytes: int | None = None
     malformed_frame_at: int | None = None
+    stream_error: StreamError | None = None
+    corrupt_crc_at: tuple[int, CrcPart] | None = None
     # `Reply.error_in_body`: the protocol's error object for this status, sent as the body
     error_document: int | None = None
     error_message: str | None = None
@@ -62,6 +72,10 @@ class Reply:
             raise ValueError("disconnect_after_bytes must not be negative")
         if self.malformed_frame_at is not None and self.malformed_frame_at < 0:
             raise ValueError("malformed_frame_at must not be negative")
+        if self.corrupt_crc_at is not None:
+            index, part = self.corrupt_crc_at
+            if index < 0 or part not in ("prelude", "message"):
+                raise ValueError('corrupt_crc_at takes (message >= 0, "prelude" | "message")')
         for code in (self.code, self.error_document):
             if code is not None and not 100 <= code <= 599:
                 raise ValueError(f"{code} is not an HTTP status code")
@@ -82,6 +96,8 @@ class Reply:
         stall_after_bytes: tuple[int, float] | None = None,
         disconnect_after_bytes: int | None = None,
         malformed_frame_at: int | None = None,
+        stream_error: StreamError | None = None,
+        corrupt_crc_at: tuple[int, CrcPart] | None = None,
     ) -> Reply:
         """Stream `turn` in the wire format of the endpoint that is called."""
         return cls(
@@ -95,6 +111,8 @@ class Reply:
             stall_after_bytes=stall_after_bytes,
             disconnect_after_bytes=disconnect_after_bytes,
             malformed_frame_at=malformed_frame_at,
+            stream_error=stream_error,
+            corrupt_crc_at=corrupt_crc_at,
         )
 
     @classmethod
@@ -109,6 +127,8 @@ class Reply:
         stall_after_bytes: tuple[int, float] | None = None,
         disconnect_after_bytes: int | None = None,
         malformed_frame_at: int | None = None,
+        stream_error: StreamError | None = None,
+        corrupt_crc_at: tuple[int, CrcPart] | None = None,
     ) -> Reply:
         """The default answer ("echo: <last user text>", or vectors), with pacing or faults."""
         return cls(
@@ -120,6 +140,8 @@ class Reply:
             stall_after_bytes=stall_after_bytes,
             disconnect_after_bytes=disconnect_after_bytes,
             malformed_frame_at=malformed_frame_at,
+            stream_error=stream_error,
+            corrupt_crc_at=corrupt_crc_at,
         )
 
     @classmethod
@@ -136,6 +158,7 @@ class Reply:
         stall_after_bytes: tuple[int, float] | None = None,
         disconnect_after_bytes: int | None = None,
         malformed_frame_at: int | None = None,
+        corrupt_crc_at: tuple[int, CrcPart] | None = None,
     ) -> Reply:
         """Send these exact bytes (e.g. a recorded body) as the response body."""
         return cls(
@@ -149,6 +172,7 @@ class Reply:
             stall_after_bytes=stall_after_bytes,
             disconnect_after_bytes=disconnect_after_bytes,
             malformed_frame_at=malformed_frame_at,
+            corrupt_crc_at=corrupt_crc_at,
         )
 
     @classmethod
@@ -210,8 +234,11 @@ class Reply:
 _FRAME_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
-def split_frames(body: bytes) -> list[bytes]:
-    """A body cut after each blank line (SSE frame end); the pieces join back to `body`."""
+def split_frames(body: bytes, framing: str = "sse") -> list[bytes]:
+    """A body cut after each frame (an SSE blank line, or each event-stream message by its
+    length prefix); the pieces join back to `body`."""
+    if framing == "eventstream":
+        return _split_messages(body)
     frames: list[bytes] = []
     start = 0
     for match in _FRAME_END.finditer(body):
@@ -222,9 +249,42 @@ def split_frames(body: bytes) -> list[bytes]:
     return frames
 
 
-def with_malformed_frame(frames: list[bytes], index: int) -> list[bytes]:
-    """`frames` with a broken frame inserted before frame `index` (same line endings)."""
-    crlf = any(frame.endswith(b"\r\n\r\n") for frame in frames)
-    broken = MALFORMED_FRAME + (b"\r\n\r\n" if crlf else b"\n\n")
+def _split_messages(body: bytes) -> list[bytes]:
+    """An event-stream body cut after each message by its total-length prefix; bytes that
+    are no whole message (a cut-off body) are the last piece."""
+    pieces: list[bytes] = []
+    start = 0
+    while len(body) - start >= 12:
+        total = int.from_bytes(body[start : start + 4], "big")
+        if total < 16 or start + total > len(body):
+            break
+        pieces.append(body[start : start + total])
+        start += total
+    if start < len(body):
+        pieces.append(body[start:])
+    return pieces
+
+
+def with_malformed_frame(
+    frames: list[bytes], index: int, broken: bytes | None = None
+) -> list[bytes]:
+    """`frames` with a broken frame inserted before frame `index` (`broken`, or a broken SSE
+    frame with the body's line endings)."""
+    if broken is None:
+        crlf = any(frame.endswith(b"\r\n\r\n") for frame in frames)
+        broken = MALFORMED_FRAME + (b"\r\n\r\n" if crlf else b"\n\n")
     position = min(index, len(frames))
     return [*frames[:position], broken, *frames[position:]]
+
+
+def with_corrupted_crc(frames: list[bytes], index: int, part: CrcPart) -> list[bytes]:
+    """Event-stream `frames` (one message each) with message `index`'s prelude CRC (bytes
+    8-11) or message CRC (its last 4 bytes) flipped, so the reader's check fails there."""
+    if index >= len(frames):
+        raise ValueError(f"corrupt_crc_at: the body has {len(frames)} messages, not {index + 1}")
+    message = bytearray(frames[index])
+    if len(message) < 16 or int.from_bytes(message[:4], "big") != len(message):
+        raise ValueError("corrupt_crc_at needs an event-stream body (Bedrock)")
+    position = 8 if part == "prelude" else len(message) - 1
+    message[position] ^= 0xFF
+    return [*frames[:index], bytes(message), *frames[index + 1 :]]

@@ -7,6 +7,7 @@ import importlib
 import re
 from functools import cache
 from typing import Any
+from urllib.parse import unquote
 
 from ..errors import ConfigurationError
 from ..protocols import REGISTRY
@@ -64,11 +65,11 @@ def protocol_for(path: str) -> str | None:
 
 
 def model_for(path: str, body: Any) -> str | None:
-    """The model the request names: in the path (Gemini), else in the body."""
+    """The model the request names: in the path (Gemini, Bedrock), else in the body."""
     for pattern, _ in _paths():
         match = pattern.fullmatch(path)
         if match and "model" in pattern.groupindex:
-            return match["model"]
+            return unquote(match["model"])
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return str(body["model"])
     return None
@@ -107,3 +108,30 @@ def embedding_dimensions(
         return default
     asked = emulator.dimensions(path, body)
     return default if asked is None else asked
+
+
+def framing(protocol: str) -> str:
+    """How the protocol's bodies are cut into frames ("sse", "json", "eventstream")."""
+    return REGISTRY[protocol].framing
+
+
+def content_type(protocol: str) -> str:
+    """The content type of a protocol's successful answer."""
+    emulator = emulator_for(protocol)
+    if isinstance(emulator, StreamEmulator):
+        return emulator.content_type
+    return "application/json"
+
+
+def error_headers(protocol: str | None, status: int) -> dict[str, str]:
+    """The headers an HTTP error of the protocol carries besides its body."""
+    emulator = emulator_for(protocol) if protocol is not None else None
+    if isinstance(emulator, StreamEmulator) and emulator.error_headers is not None:
+        return emulator.error_headers(status)
+    return {}
+
+
+def malformed_frame(protocol: str) -> bytes | None:
+    """The broken frame `malformed_frame_at` inserts (None: a broken SSE frame)."""
+    emulator = emulator_for(protocol)
+    return emulator.malformed_frame if isinstance(emulator, StreamEmulator) else None

@@ -46,7 +46,7 @@ from .render import (
     render_frames,
     seconds_text,
 )
-from .replies import Reply, split_frames, with_malformed_frame
+from .replies import Reply, split_frames, with_corrupted_crc, with_malformed_frame
 from .turns import Turn
 
 # Header values never shown in a repr: they hold credentials.
@@ -409,6 +409,9 @@ class Emulator:
         headers = {"x-request-id": f"req_emu{serial:06d}"}
         if reply.retry_after is not None:
             headers["retry-after"] = seconds_text(reply.retry_after)
+        if reply.code >= 400 or reply.error_document is not None:
+            status = reply.error_document or reply.code
+            headers.update(routes.error_headers(protocol, status))
         headers.update(reply.headers)
         if reply.error_document is not None:
             document = error_body(
@@ -430,30 +433,37 @@ class Emulator:
             record.error = f"the emulator could not render the reply: {exc}"
             self._send_whole(connection, 500, error_body(protocol, 500, record.error), headers)
             return
-        if reply.malformed_frame_at is not None:
-            frames = with_malformed_frame(frames, reply.malformed_frame_at)
-        embedding = protocol in EMBEDDING_PROTOCOLS
-        default_type = "application/json" if embedding else "text/event-stream; charset=utf-8"
-        headers.setdefault("content-type", reply.content_type or default_type)
-        if not embedding:
+        content_type = routes.content_type(protocol or NO_ENDPOINT_PROTOCOL)
+        headers.setdefault("content-type", reply.content_type or content_type)
+        if content_type.startswith("text/event-stream"):
             headers.setdefault("cache-control", "no-cache")
         self._stream(connection, reply, frames, headers)
 
     def _frames(self, reply: Reply, protocol: str | None, record: RecordedRequest) -> list[bytes]:
-        if reply.content is not None:
-            return split_frames(reply.content)
+        """The body's frames, faults included (a ValueError: a fault this protocol cannot
+        have, or a script it cannot send)."""
         if protocol is None:  # a turn queued for a path that is no endpoint
             protocol = NO_ENDPOINT_PROTOCOL
-        turn = reply.script or self._default_turn(protocol, record)
-        model = reply.model or routes.model_for(record.path, record.json) or "emulated-model"
-        return render_frames(
-            protocol,
-            turn,
-            model=model,
-            fragment_size=reply.fragment_size or self.fragment_size,
-            include_usage=routes.wants_usage(protocol, record.json),
-            batch=record.path.endswith(":batchEmbedContents"),
-        )
+        if reply.content is not None:
+            frames = split_frames(reply.content, routes.framing(protocol))
+        else:
+            turn = reply.script or self._default_turn(protocol, record)
+            model = reply.model or routes.model_for(record.path, record.json) or "emulated-model"
+            frames = render_frames(
+                protocol,
+                turn,
+                model=model,
+                fragment_size=reply.fragment_size or self.fragment_size,
+                include_usage=routes.wants_usage(protocol, record.json),
+                batch=record.path.endswith(":batchEmbedContents"),
+                stream_error=reply.stream_error,
+            )
+        if reply.malformed_frame_at is not None:
+            broken = routes.malformed_frame(protocol)
+            frames = with_malformed_frame(frames, reply.malformed_frame_at, broken)
+        if reply.corrupt_crc_at is not None:
+            frames = with_corrupted_crc(frames, *reply.corrupt_crc_at)
+        return frames
 
     def _default_turn(self, protocol: str, record: RecordedRequest) -> Turn:
         """The answer when nothing is queued: an echo of the user's text, or vectors."""

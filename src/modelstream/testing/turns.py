@@ -26,10 +26,19 @@ class Text:
 
 @dataclass(frozen=True)
 class Thinking:
-    """Reasoning text; `signature` is the opaque token the provider wants back next turn."""
+    """Reasoning text; `signature` is the opaque token the provider wants back next turn.
+
+    `redacted`: the reasoning was encrypted by the provider's safety systems and only this
+    opaque data is sent (Anthropic's `redacted_thinking`, Bedrock's `redactedContent`); the
+    thinking text is then empty. Only those two protocols can send it."""
 
     thinking: str
     signature: str | None = None
+    redacted: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.redacted is not None and (self.thinking or self.signature is not None):
+            raise ValueError("redacted thinking has no text and no signature, only its data")
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,9 @@ def _anthropic(s: EmulatedStream) -> Iterator[bytes]:
         if isinstance(item, Text):
             block: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": piece} for piece in s.pieces(item.text)]
+        elif isinstance(item, Thinking) and item.redacted is not None:
+            block = {"type": "redacted_thinking", "data": item.redacted}
+            deltas = []  # the block arrives whole
         elif isinstance(item, Thinking):
             block = {"type": "thinking", "thinking": "", "signature": ""}
             deltas = [
@@ -138,4 +141,5 @@ EMULATOR = StreamEmulator(
     error_body=_error_body,
     last_user_text=lambda body: last_text(body.get("messages"), _anthropic_text),
     response_id_prefix="msg_emu",
+    redacted_thinking=True,
 )

@@ -6,9 +6,10 @@ Bedrock API key goes as a bearer token (docs/client.md, "Platforms")."""
 from __future__ import annotations
 
 from ...auth.keys import bedrock_api_key
-from ..descriptor import ModelRoute, Protocol, Provider
+from ..descriptor import Emulation, ModelRoute, Protocol, Provider
 from .decoder import BedrockConverseStreamDecoder
 from .encoder import BedrockConverseStreamEncoder
+from .error_body import read_bedrock_error_body
 
 BEDROCK = Provider(
     "bedrock",
@@ -45,4 +46,9 @@ PROTOCOL = Protocol(
     routes=(ModelRoute(MODEL_ID_PREFIXES + PROFILE_PREFIXES + ARN_PREFIXES, BEDROCK),),
     accept="application/vnd.amazon.eventstream",
     example_model="us.anthropic.claude-haiku-4-5-20251001-v1:0",
+    read_error_body=read_bedrock_error_body,
+    emulation=Emulation(
+        "modelstream.protocols.bedrock_converse_stream.emulator",
+        (r"/model/(?P<model>[^/]+)/converse-stream",),
+    ),
 )

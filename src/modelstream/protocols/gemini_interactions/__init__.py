@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...auth.keys import gemini_key
 from ..common.providers import GOOGLE
-from ..descriptor import Protocol
+from ..descriptor import Emulation, Protocol
 from .decoder import GeminiInteractionsDecoder
 from .encoder import GeminiInteractionsEncoder
 
@@ -19,4 +19,7 @@ PROTOCOL = Protocol(
     provider=GOOGLE,
     otel_operation="generate_content",
     example_model="gemini-2.5-flash",
+    emulation=Emulation(
+        "modelstream.protocols.gemini_interactions.emulator", (r"/v1beta/interactions",)
+    ),
 )
