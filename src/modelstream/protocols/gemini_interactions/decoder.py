@@ -139,13 +139,34 @@ class GeminiInteractionsDecoder:
         }
 
     def on_frame(self, event: str, data: str) -> None:
-        if data.strip() == "[DONE]":
-            return  # a sentinel some gateways append after the terminal event
-        payload = load_json(self.sink, data)
+        try:
+            payload = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            if data.strip() == "[DONE]":
+                return  # a sentinel some gateways append after the terminal event
+            payload = load_json(self.sink, data)  # raises MalformedFrameError
         if not isinstance(payload, dict):
             self.sink.skip("event:not_an_object")
             return
         kind = payload.get("event_type")
+        if kind == "step.delta" and not self._stopped:
+            # the hot path: a plain text or argument fragment of a step we are streaming
+            index = payload.get("index")
+            delta = payload.get("delta")
+            step = self._steps.get(index) if type(index) is int else None
+            if step is not None and type(delta) is dict and "signature" not in delta:
+                delta_type = delta.get("type")
+                if delta_type == "text" and step.item_kind == "text":
+                    text = delta.get("text")
+                    if isinstance(text, str):
+                        if text:
+                            self.sink.text((index, step.number), text)
+                        return
+                elif delta_type == "arguments_delta" and step.call_streamed:
+                    fragment = delta.get("arguments")
+                    if isinstance(fragment, str) and step.call_whole is None:
+                        self.sink.tool_call((index, 0), fragment)
+                        return
         if not isinstance(kind, str):
             kind = event  # no type in the payload: the SSE event name is all there is
         if self._stopped:
