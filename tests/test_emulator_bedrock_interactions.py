@@ -120,6 +120,18 @@ def test_a_bedrock_http_error_is_a_message_body_with_its_type_in_a_header(emu: E
     assert (read.error_type, read.message) == ("ThrottlingException", "emulated error: HTTP 429")
 
 
+def test_a_refused_bedrock_call_carries_the_error_type_of_its_header(
+    drive: Drive, emu: Emulator
+) -> None:
+    emu.queue(Reply.status(400))
+
+    outcome = drive.stream_on(BEDROCK)
+
+    assert isinstance(outcome.error, ProviderError)
+    assert (outcome.error.status, outcome.error.error_type) == (400, "ValidationException")
+    assert outcome.error.provider_message == "emulated error: HTTP 400"
+
+
 def test_the_bedrock_error_reader_takes_the_type_from_the_body_when_no_header_says_it() -> None:
     body = b'{"__type":"com.amazon.bedrock#ValidationException","message":"bad model"}'
 

@@ -12,9 +12,9 @@ JSON (a proxy's HTML page) gives its first characters as the message.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -54,8 +54,16 @@ class ErrorBody:
     is_document: bool  # a provider's JSON error object, not a stray page
 
 
-def read_error_body(body: bytes) -> ErrorBody:
-    """The provider's type, code and message from an error body of any protocol."""
+class ErrorBodyReader(Protocol):
+    """A protocol's reader of its error responses: the body, and the response headers where the
+    caller has them (Bedrock names the error type in a header)."""
+
+    def __call__(self, body: bytes, headers: Mapping[str, str] | None = None) -> ErrorBody: ...
+
+
+def read_error_body(body: bytes, headers: Mapping[str, str] | None = None) -> ErrorBody:
+    """The provider's type, code and message from an error body of any protocol (these shapes
+    carry everything in the body: `headers` is not read)."""
     try:
         document: Any = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -84,7 +92,7 @@ def error_document(
     body: bytes,
     *,
     provider: str | None,
-    reader: Callable[[bytes], ErrorBody] | None = None,
+    reader: ErrorBodyReader | None = None,
 ) -> ProviderError | None:
     """The `ProviderError` a 2xx body stands for when it is one JSON error document, else None.
     `reader` is the protocol's error-body reader (default: the shapes above). Whether it is

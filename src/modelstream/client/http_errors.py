@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 
-from ..error_bodies import ErrorBody, is_retryable_status, read_error_body
+from ..error_bodies import ErrorBodyReader, is_retryable_status, read_error_body
 from ..errors import ProviderError
 from .retry import parse_retry_after
 
@@ -22,10 +22,10 @@ def provider_error_from_http(
     provider: str,
     now: float,
     redact: Callable[[str], str] | None = None,
-    read_body: Callable[[bytes], ErrorBody] = read_error_body,
+    read_body: ErrorBodyReader = read_error_body,
 ) -> ProviderError:
     """The error for a non-2xx response; `now` (Unix seconds) dates an HTTP-date Retry-After."""
-    read = read_body(body)
+    read = read_body(body, headers)
     message = read.message
     if not message:
         try:

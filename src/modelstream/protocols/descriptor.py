@@ -17,7 +17,7 @@ from typing import Literal
 
 from ..auth.secret import Secret
 from ..auth.signing import RequestSigner
-from ..error_bodies import ErrorBody, read_error_body
+from ..error_bodies import ErrorBodyReader, read_error_body
 from .common.decoding import StreamDecoderAdapter
 from .common.encoding import RequestEncoder
 
@@ -74,7 +74,7 @@ class Protocol:
     provider: Provider  # where an explicit `client_type=` goes when the model's route differs
     routes: tuple[ModelRoute, ...] = ()  # model-name prefixes that choose this protocol
     accept: str = "text/event-stream"  # the request's Accept header
-    read_error_body: Callable[[bytes], ErrorBody] = read_error_body  # a refused request's body
+    read_error_body: ErrorBodyReader = read_error_body  # a refused request's body (and headers)
     otel_operation: str = "chat"  # OpenTelemetry `gen_ai.operation.name`
     emulation: Emulation | None = None  # how the emulator serves it (None: not emulated)
     example_model: str = ""  # a model whose name routes here: for the demo, bench and tests

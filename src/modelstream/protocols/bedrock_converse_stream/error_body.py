@@ -3,8 +3,8 @@
 `ThrottlingException:http://internal.amazon.com/coral/...` (the part before the colon is the
 type); AWS JSON services may also name it in the body's `__type` (`namespace#Type`).
 
-The client hands a protocol's reader the body only, so the header is read when the caller
-passes the response headers; without them the type comes from `__type`, when present."""
+The client passes the response headers with the body; a 2xx body read by the sans-IO decoder
+has none, and then the type comes from `__type`, when present."""
 
 from __future__ import annotations
 
