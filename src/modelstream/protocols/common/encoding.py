@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...errors import InvalidMessageError
+from ...items import kind_of
 from ...types import Config, Message, ThinkingLevel
 
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("none", "low", "medium", "high", "xhigh", "max")
@@ -92,9 +93,10 @@ def check_messages(messages: list[Message]) -> None:
                     f"message {index} item {position} must be a done item "
                     f"(e.g. text.done), got {kind!r}"
                 )
-            if role == "user" and kind in ("thinking.done", "tool_call.done"):
-                raise InvalidMessageError(f"message {index}: a user message cannot hold {kind}")
-            if role == "assistant" and kind in ("tool_result.done", "image_url.done"):
+            item_kind = kind_of(kind)
+            if item_kind is not None and role not in item_kind.roles:  # the table of kinds
+                if role == "user":
+                    raise InvalidMessageError(f"message {index}: a user message cannot hold {kind}")
                 raise InvalidMessageError(
                     f"message {index}: {kind} belongs in a user message, not an assistant one"
                 )

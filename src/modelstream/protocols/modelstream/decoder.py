@@ -43,14 +43,13 @@ from ...errors import (
     ToolCallArgumentParseError,
     UnsupportedParameterError,
 )
+from ...items import BY_TYPE
 from ...types import FINISH_REASONS, FinishReason
 from ..common.decoding import load_json
 
-# item type -> (kind, is the `.done`)
+# item type -> (kind, is the `.done`), for the kinds of the event grammar (items.py)
 _ITEM_TYPES: dict[str, tuple[str, bool]] = {
-    f"{kind}.{phase}": (kind, phase == "done")
-    for kind in ("text", "thinking", "tool_call", "inline_data", "inline_thinking", "embedding")
-    for phase in ("delta", "done")
+    item_type: (kind.name, done) for item_type, (kind, done) in BY_TYPE.items() if kind.streams
 }
 
 

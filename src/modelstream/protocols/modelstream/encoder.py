@@ -12,13 +12,13 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from ...items import BINARY_TYPES
 from ...types import Config, Message
 from ..common.encoding import ProviderRequest, check_messages, items_of
 from ..common.options import read_config
 
 PROTOCOL = "modelstream"
 STREAM_PATH = "/v1/stream"
-_BINARY_KINDS = ("inline_data.", "inline_thinking.")
 
 
 class ModelstreamEncoder:
@@ -50,9 +50,7 @@ def wire_message(message: Message) -> dict[str, Any]:
 
 
 def _is_binary(item: dict[str, Any]) -> bool:
-    return str(item.get("type", "")).startswith(_BINARY_KINDS) and isinstance(
-        item.get("data"), bytes | bytearray
-    )
+    return item.get("type") in BINARY_TYPES and isinstance(item.get("data"), bytes | bytearray)
 
 
 def _wire_item(item: dict[str, Any]) -> dict[str, Any]:
