@@ -29,8 +29,6 @@ def test_a_descriptor_is_keyed_by_its_name_and_agrees_with_its_decoder(name: str
     protocol = REGISTRY[name]
     assert protocol.name == name
     assert protocol.decoder.protocol == name
-    assert protocol.decoder.framing == protocol.framing
-    assert getattr(protocol.decoder, "relayed", False) == protocol.relayed
     assert protocol.encoder().encode is not None
 
 

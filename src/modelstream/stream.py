@@ -78,7 +78,7 @@ class StreamDecoder:
             protocol=protocol, provider=provider or adapter_class.default_provider
         )
         self.error: StreamError | None = None
-        self._framing = getattr(adapter_class, "framing", "sse")
+        self._framing = descriptor.framing
         self._framer: Framer = make_framer(self._framing, max_frame_bytes)
         self._frame_filter = frame_filter
         self._comments_before = 0  # SSE comments counted by framers dropped in a restart

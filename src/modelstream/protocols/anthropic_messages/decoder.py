@@ -44,7 +44,6 @@ _USAGE_KEYS = (*_INPUT_KEYS, "output_tokens")
 class AnthropicMessagesDecoder:
     protocol = "anthropic-messages"
     default_provider = "anthropic"
-    framing = "sse"
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink

@@ -59,7 +59,6 @@ _SKIPPED = "skipped"  # the kind of a block this decoder does not stream (server
 class BedrockConverseStreamDecoder:
     protocol = "bedrock-converse-stream"
     default_provider = "bedrock"
-    framing = "eventstream"
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink

@@ -13,17 +13,15 @@ if TYPE_CHECKING:
 
 
 class StreamDecoderAdapter(Protocol):
-    """Decodes one provider's SSE frames into calls on the `ItemAssembler`.
+    """Decodes one provider's frames into calls on the `ItemAssembler`.
 
-    It knows its wire format and nothing else: no grammar rules, no IO, no clock.
+    It knows its wire format and nothing else: no grammar rules, no IO, no clock. Its framing
+    is its descriptor's (`Protocol.framing`): one `on_frame` per SSE frame, per AWS event-stream
+    message (event = `:event-type`), or once at the end with a whole JSON body (embeddings).
     """
 
     protocol: str  # e.g. "openai-chat"
     default_provider: str  # e.g. "openai"
-    # The framer that cuts the body into frames (`modelstream.framing`): "sse", one `on_frame`
-    # per SSE frame; "eventstream", one per AWS event-stream message (event = `:event-type`);
-    # "json", the body is one JSON document (embeddings), one `on_frame("message", body)` at end.
-    framing: str
 
     def __init__(self, sink: ItemAssembler) -> None: ...
 

@@ -27,7 +27,6 @@ from ..gemini_generate_content.decoder import gemini_error
 class GeminiEmbeddingDecoder:
     protocol = "gemini-embedding"
     default_provider = "google"
-    framing = "json"
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink

@@ -70,7 +70,6 @@ _PART_META = frozenset(
 class GeminiGenerateContentDecoder:
     protocol = "gemini-generate-content"
     default_provider = "google"
-    framing = "sse"
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink

@@ -115,7 +115,6 @@ class _Step:
 class GeminiInteractionsDecoder:
     protocol = "gemini-interactions"
     default_provider = "google"
-    framing = "sse"
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink

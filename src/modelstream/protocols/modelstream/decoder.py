@@ -56,8 +56,6 @@ _ITEM_TYPES: dict[str, tuple[str, bool]] = {
 class ModelstreamDecoder:
     protocol = "modelstream"
     default_provider = "modelstream"
-    framing = "sse"
-    relayed = True  # events relayed by a modelstream server, not a provider's own wire
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink

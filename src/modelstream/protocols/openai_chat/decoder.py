@@ -112,7 +112,6 @@ _CHOICE_KEYS = frozenset(("index", "delta", "logprobs", "finish_reason", "native
 class OpenAIChatDecoder:
     protocol = "openai-chat"
     default_provider = "openai"
-    framing = "sse"
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink

@@ -28,7 +28,6 @@ _RETRYABLE = {"server_error", "rate_limit_exceeded", "insufficient_quota_retry"}
 class OpenAIEmbeddingDecoder:
     protocol = "openai-embedding"
     default_provider = "openai"
-    framing = "json"
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink

@@ -101,7 +101,6 @@ class _Item:
 class OpenAIResponsesDecoder:
     protocol = "openai-responses"
     default_provider = "openai"
-    framing = "sse"
 
     def __init__(self, sink: Any) -> None:
         self.sink = sink
