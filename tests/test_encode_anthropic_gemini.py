@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from message_builders import assistant, call, image, result, text, thinking, user
 from modelstream import FinalResponse, IncompleteStreamError, ProviderError, StreamDecoder
 from modelstream.errors import InvalidMessageError, UnsupportedParameterError
 from modelstream.protocols import ProviderRequest, encode_request
@@ -34,51 +35,6 @@ PNG = "data:image/png;base64,iVBORw0KGgo="
 
 
 # --- building messages ----------------------------------------------------------------------
-
-
-def text(value: str, fidelity: dict[str, Any] | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "text.done", "text": value}
-    if fidelity is not None:
-        item["fidelity"] = fidelity
-    return item
-
-
-def thinking(value: str, fidelity: dict[str, Any] | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "thinking.done", "thinking": value}
-    if fidelity is not None:
-        item["fidelity"] = fidelity
-    return item
-
-
-def call(call_id: str, name: str, arguments: dict[str, Any], **fidelity: Any) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "type": "tool_call.done",
-        "tool_call_id": call_id,
-        "name": name,
-        "arguments": arguments,
-    }
-    if fidelity:
-        item["fidelity"] = fidelity
-    return item
-
-
-def result(call_id: str, value: str, images: list[str] | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "tool_result.done", "tool_call_id": call_id, "text": value}
-    if images is not None:
-        item["images"] = images
-    return item
-
-
-def image(url: str) -> dict[str, Any]:
-    return {"type": "image_url.done", "image_url": url}
-
-
-def user(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "user", "content_items": list(items)}
-
-
-def assistant(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content_items": list(items)}
 
 
 HELLO = [user(text("Hello"))]

@@ -19,6 +19,7 @@ from botocore.loaders import Loader
 from botocore.model import ServiceModel
 from botocore.validate import ParamValidator
 
+from message_builders import assistant, call, image, result, text, thinking, user
 from modelstream.errors import InvalidMessageError, UnsupportedParameterError
 from modelstream.protocols import encode_request
 from modelstream.protocols.common.encoding import MISSING_RESULT_TEXT
@@ -34,43 +35,6 @@ SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "require
 WEATHER = {"name": "get_weather", "description": "Weather for a city.", "parameters": SCHEMA}
 PNG_BYTES = b"\x89PNG\r\n\x1a\n"
 PNG = "data:image/png;base64," + base64.b64encode(PNG_BYTES).decode()
-
-
-def text(value: str, fidelity: dict[str, Any] | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "text.done", "text": value}
-    if fidelity is not None:
-        item["fidelity"] = fidelity
-    return item
-
-
-def thinking(value: str, fidelity: dict[str, Any] | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "thinking.done", "thinking": value}
-    if fidelity is not None:
-        item["fidelity"] = fidelity
-    return item
-
-
-def call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_call.done", "tool_call_id": call_id, "name": name, "arguments": arguments}
-
-
-def result(call_id: str, value: str, images: list[str] | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "tool_result.done", "tool_call_id": call_id, "text": value}
-    if images is not None:
-        item["images"] = images
-    return item
-
-
-def image(url: str) -> dict[str, Any]:
-    return {"type": "image_url.done", "image_url": url}
-
-
-def user(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "user", "content_items": list(items)}
-
-
-def assistant(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content_items": list(items)}
 
 
 HELLO = [user(text("Hello"))]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from message_builders import assistant, call, result, text, thinking, user
 from modelstream import FinalResponse
 from modelstream.errors import InvalidMessageError, UnsupportedParameterError
 from modelstream.protocols import encode_request
@@ -29,47 +30,6 @@ CONFIG_KEYS = tuple(Config.__annotations__)
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 WEATHER = {"name": "get_weather", "description": "Weather for a city.", "parameters": SCHEMA}
 PNG = "data:image/png;base64,iVBORw0KGgo="
-
-
-def text(value: str, **fidelity: Any) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "text.done", "text": value}
-    if fidelity:
-        item["fidelity"] = fidelity
-    return item
-
-
-def thinking(value: str, **fidelity: Any) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "thinking.done", "thinking": value}
-    if fidelity:
-        item["fidelity"] = fidelity
-    return item
-
-
-def call(call_id: str, name: str, arguments: dict[str, Any], **fidelity: Any) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "type": "tool_call.done",
-        "tool_call_id": call_id,
-        "name": name,
-        "arguments": arguments,
-    }
-    if fidelity:
-        item["fidelity"] = fidelity
-    return item
-
-
-def result(call_id: str, value: str, images: list[str] | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "tool_result.done", "tool_call_id": call_id, "text": value}
-    if images is not None:
-        item["images"] = images
-    return item
-
-
-def user(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "user", "content_items": list(items)}
-
-
-def assistant(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content_items": list(items)}
 
 
 HELLO = [user(text("Hello"))]
@@ -291,7 +251,7 @@ def test_a_conversation_becomes_steps_in_order():
     messages = [
         user(text("Weather in Paris?")),
         assistant(
-            thinking("Look it up.", thought_signature="sig-1"),
+            thinking("Look it up.", {"thought_signature": "sig-1"}),
             text("Let me check."),
             call("c1", "get_weather", {"city": "Paris"}, thought_signature="sig-2"),
         ),
@@ -393,7 +353,7 @@ def test_unsigned_and_foreign_thinking_is_left_out():
         user(text("Q")),
         assistant(
             thinking("unsigned notes"),
-            thinking("claude's", signature="anthropic-sig"),
+            thinking("claude's", {"signature": "anthropic-sig"}),
             text("A"),
         ),
         user(text("Q2")),

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from message_builders import result
 from modelstream import EmptyResponseError, ProviderError
 from modelstream.errors import InvalidMessageError, UnsupportedParameterError
 from modelstream.protocols import encode_request
@@ -57,13 +58,6 @@ def assistant(*items: Any) -> dict[str, Any]:
 
 def call(call_id: str, name: str = "get_weather", **arguments: Any) -> dict[str, Any]:
     return {"type": "tool_call.done", "tool_call_id": call_id, "name": name, "arguments": arguments}
-
-
-def result(call_id: str, value: str, images: list[str] | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "tool_result.done", "tool_call_id": call_id, "text": value}
-    if images is not None:
-        item["images"] = images
-    return item
 
 
 HELLO = [user("Hello")]
