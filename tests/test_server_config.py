@@ -165,3 +165,45 @@ def test_a_file_that_is_not_toml_is_reported_with_its_path(tmp_path: Path) -> No
 def test_a_missing_file_is_reported_with_its_path(tmp_path: Path) -> None:
     with pytest.raises(ServerConfigError, match="no such config file"):
         load_settings(tmp_path / "absent.toml", ENV)
+
+
+def test_a_platform_is_named_or_given_as_a_table_with_its_settings() -> None:
+    from modelstream.client.platforms import Azure, Vertex
+
+    named = settings_from_mapping(
+        model_table(
+            model="my-gpt",
+            client_type="openai-chat",
+            platform="azure",
+            base_url="https://res.openai.azure.com",
+        ),
+        ENV,
+    )
+    table = settings_from_mapping(
+        model_table(
+            model="gemini-2.5-pro",
+            platform={"name": "vertex", "project": "my-project", "location": "us-east5"},
+        ),
+        ENV,
+    )
+
+    assert named.models[0].platform == Azure()
+    assert named.models[0].provider == "azure"
+    assert table.models[0].platform == Vertex(project="my-project", location="us-east5")
+    assert table.models[0].provider == "vertex"
+
+
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ("gcp", "unknown platform 'gcp'; choose one of: bedrock, vertex, azure"),
+        ({"project": "p"}, 'platform must be "bedrock", "vertex" or "azure", or a table'),
+        ({"name": "vertex", "zone": "z"}, "platform 'vertex' has unknown setting(s) 'zone'"),
+        ({"name": "bedrock", "region": 1}, "platform 'bedrock': region must be strings"),
+    ],
+)
+def test_a_wrong_platform_is_refused_with_where_and_what(platform: object, expected: str) -> None:
+    message = refusal(model_table(platform=platform))
+
+    assert message.startswith("models[0] ('m'): ")
+    assert expected in message

@@ -256,3 +256,34 @@ def test_the_server_retries_a_refused_upstream_call_and_the_caller_sees_one_clea
     assert second.received_at - first.received_at >= 1.0  # Retry-After: 1
     assert third.received_at - second.received_at >= 0.5  # Retry-After: 0.5
     assert 'modelstream_server_requests_total{route="stream",outcome="stop"} 1\n' in metrics
+
+
+def test_a_model_served_on_a_platform_reaches_the_platform_paths(
+    serve: Serve, emu: Emulator
+) -> None:
+    """Azure by deployment: the server's model table names the platform and its api-version,
+    and the relayed call goes to the deployment path with the `api-key` header."""
+    azure = {
+        "server_model_id": "azure-gpt",
+        "model": "my-gpt-deployment",
+        "client_type": "openai-chat",
+        "platform": {"name": "azure", "api_version": "2024-10-21"},
+        "base_url": emu.url,
+        "api_key": "$MODELSTREAM_TEST_UPSTREAM_KEY",
+        "max_attempts": 1,
+    }
+    server = serve(models=[azure])
+    emu.queue(Reply.turn(Turn.text("hello from Azure")))
+
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        stream = post_stream(http, stream_body("azure-gpt"))
+
+    deltas = [
+        i["text"] for e in stream.events for i in e["content_items"] if i["type"] == "text.delta"
+    ]
+    assert "".join(deltas) == "hello from Azure"
+    assert stream.events[-1]["event_type"] == "stop"
+    request = emu.requests[0]
+    assert request.path == "/openai/deployments/my-gpt-deployment/chat/completions"
+    assert request.query == {"api-version": "2024-10-21"}
+    assert request.headers["api-key"] == UPSTREAM_KEY

@@ -8,6 +8,7 @@ name the setting and the variable, never a value.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..client.credentials import Secret
+from ..client.platforms import Platform, platform_of
 from ..client.prepare import endpoint_for
 from ..client.routing import resolve_route
 from ..errors import ConfigurationError
@@ -28,7 +30,7 @@ _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 _TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seconds"}
 _TOP_KEYS |= {"retain_seconds", "traces", "trace_limits"}
 _MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
-_MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body"}
+_MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body", "platform"}
 
 
 class ServerConfigError(ConfigurationError):
@@ -50,6 +52,7 @@ class ModelEntry:
     idle_timeout_seconds: float = 60.0  # no upstream bytes for this long ends the stream
     # whether callers may send config.extra_body (never over a field the server writes)
     allow_extra_body: bool = True
+    platform: Platform | None = None  # Bedrock, Vertex AI or Azure, with its settings
 
 
 @dataclass(frozen=True)
@@ -208,9 +211,17 @@ def _model(raw: Any, where: str, env: Mapping[str, str]) -> ModelEntry:
         key_env, api_key = _secret(raw["api_key"], f"{where}.api_key", env)
     defaults = ModelEntry("", "", "")
     try:
-        provider = resolve_route(model, client_type).provider
+        platform = _platform(raw.get("platform"))
+        provider = resolve_route(model, client_type, platform).provider
         # the same checks a client makes: a known route, a key, the environment-key rule
-        endpoint_for(model, client_type=client_type, base_url=base_url, api_key=api_key, env=env)
+        endpoint_for(
+            model,
+            client_type=client_type,
+            base_url=base_url,
+            api_key=api_key,
+            env=env,
+            platform=platform,
+        )
     except ConfigurationError as exc:
         raise ServerConfigError(f"{where} ({server_model_id!r}): {exc}") from None
     return ModelEntry(
@@ -226,7 +237,28 @@ def _model(raw: Any, where: str, env: Mapping[str, str]) -> ModelEntry:
             raw, "idle_timeout_seconds", defaults.idle_timeout_seconds, where
         ),
         allow_extra_body=_flag(raw, "allow_extra_body", defaults.allow_extra_body, where),
+        platform=platform,
     )
+
+
+def _platform(value: Any) -> Platform | None:
+    """`platform = "vertex"`, or a table naming it with its settings:
+    `platform = { name = "vertex", project = "p", location = "us-east5" }`."""
+    if value is None or isinstance(value, str):
+        return platform_of(value)
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        raise ConfigurationError(
+            'platform must be "bedrock", "vertex" or "azure", or a table with name = one of '
+            "them and the platform's settings"
+        )
+    settings = {key: item for key, item in value.items() if key != "name"}
+    kind = type(platform_of(value["name"]))
+    known = {field.name for field in dataclasses.fields(kind)}
+    _no_unknown(settings, known, f"platform {value['name']!r}")
+    wrong = sorted(key for key, item in settings.items() if not isinstance(item, str))
+    if wrong:
+        raise ConfigurationError(f"platform {value['name']!r}: {', '.join(wrong)} must be strings")
+    return kind(**settings)
 
 
 def _secret(value: Any, where: str, env: Mapping[str, str]) -> tuple[str, Secret]:

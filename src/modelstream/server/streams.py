@@ -118,6 +118,7 @@ class StreamRelay:
                 api_key=entry.api_key.reveal() if entry.api_key else None,
                 base_url=entry.base_url,
                 client_type=entry.client_type,
+                platform=entry.platform,
                 retry=RetryPolicy(max_attempts=entry.max_attempts),
                 timeouts=timeouts,
                 http_client=pool,
