@@ -84,6 +84,8 @@ EXAMPLES: dict[str, Any] = {
     "thinking_level": "high",
     "thinking_summary": True,
     "prompt_caching": True,
+    "image_output": {"aspect_ratio": "1:1"},
+    "speech_output": {"voice": "Kore"},
     "extra_body": {"top_k": 5, "metadata": {"user_id": "u-1"}},
     "trace_id": "trace-5f3a",
 }
@@ -137,6 +139,8 @@ KEY_CASES: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {
             {"thinking": {"type": "enabled", "budget_tokens": 1024, "display": "omitted"}},
         ),
         "prompt_caching": ({"system_prompt": "S"}, ANTHROPIC_CACHED),
+        "image_output": ({}, RAISES),
+        "speech_output": ({}, RAISES),
         "extra_body": ({}, {"top_k": 5, "metadata": {"user_id": "u-1"}}),
         "trace_id": ({}, UNCHANGED),
     },
@@ -183,6 +187,24 @@ KEY_CASES: dict[str, dict[str, tuple[dict[str, Any], Any]]] = {
             {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}},
         ),
         "prompt_caching": ({}, UNCHANGED),
+        "image_output": (
+            {},
+            {
+                "generationConfig": {
+                    "responseModalities": ["TEXT", "IMAGE"],
+                    "imageConfig": {"aspectRatio": "1:1"},
+                }
+            },
+        ),
+        "speech_output": (
+            {},
+            {
+                "generationConfig": {
+                    "responseModalities": ["AUDIO"],
+                    "speechConfig": {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": "Kore"}}},
+                }
+            },
+        ),
         "extra_body": ({}, {"top_k": 5, "metadata": {"user_id": "u-1"}}),
         "trace_id": ({}, UNCHANGED),
     },

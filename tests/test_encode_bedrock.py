@@ -197,6 +197,8 @@ EXAMPLES: dict[str, Any] = {
     "thinking_level": "high",
     "thinking_summary": True,
     "prompt_caching": True,
+    "image_output": {"aspect_ratio": "1:1"},
+    "speech_output": {"voice": "Kore"},
     "extra_body": {"performanceConfig": {"latency": "optimized"}},
     "trace_id": "trace-5f3a",
 }
@@ -256,6 +258,8 @@ KEY_CASES: dict[str, tuple[dict[str, Any], Any]] = {
         },
     ),
     "extra_body": ({}, {"performanceConfig": {"latency": "optimized"}}),
+    "image_output": ({}, RAISES),
+    "speech_output": ({}, RAISES),
     "trace_id": ({}, UNCHANGED),
 }
 

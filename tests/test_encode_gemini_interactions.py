@@ -80,6 +80,8 @@ EXAMPLES: dict[str, Any] = {
     "thinking_level": "high",
     "thinking_summary": True,
     "prompt_caching": True,
+    "image_output": {"aspect_ratio": "1:1"},
+    "speech_output": {"voice": "Kore"},
     "extra_body": {"top_k": 5, "generation_config": {"candidate_count": 1}},
     "trace_id": "trace-5f3a",
 }
@@ -128,6 +130,8 @@ KEY_CASES: dict[str, tuple[dict[str, Any], Any]] = {
     "thinking_summary": ({}, {"generation_config": {"thinking_summaries": "auto"}}),
     "prompt_caching": ({}, UNCHANGED),
     "extra_body": ({}, {"top_k": 5, "generation_config": {"candidate_count": 1}}),
+    "image_output": ({}, RAISES),
+    "speech_output": ({}, RAISES),
     "trace_id": ({}, UNCHANGED),
 }
 

@@ -181,6 +181,22 @@ class ToolSchema(TypedDict):
     strict: NotRequired[bool]  # ask the provider to enforce the schema, where it can
 
 
+class ImageOutput(TypedDict, total=False):
+    """`Config.image_output`: ask for generated images (docs/requests-*.md map each key)."""
+
+    aspect_ratio: str  # "1:1", "16:9", ...
+    size: str  # Gemini "1K" / "2K" / "4K"; OpenAI "1024x1024", "1536x1024", "1024x1536", "auto"
+
+
+class SpeechOutput(TypedDict, total=False):
+    """`Config.speech_output`: ask for a spoken answer (docs/requests-*.md map each key)."""
+
+    voice: str  # a prebuilt voice's name ("Kore", "alloy")
+    language: str  # a BCP-47 code ("en-US"), where the protocol takes one
+    speakers: dict[str, str]  # speaker name in the prompt -> voice (Gemini multi-speaker)
+    format: str  # the audio format, where the protocol takes one
+
+
 class Config(TypedDict, total=False):
     """Request configuration shared by every protocol (encoded per provider)."""
 
@@ -197,6 +213,8 @@ class Config(TypedDict, total=False):
     thinking_level: ThinkingLevel
     thinking_summary: bool
     prompt_caching: bool
+    image_output: ImageOutput | bool
+    speech_output: SpeechOutput | bool
     extra_body: dict[str, Any]
     trace_id: str
 

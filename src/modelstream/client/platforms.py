@@ -81,7 +81,7 @@ _ARN_REGION = re.compile(r"arn:aws[a-z-]*:bedrock:([a-z0-9-]+):")
 _BEDROCK_HOST = re.compile(r"bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com")
 
 
-def platform_of(option: PlatformOption) -> Platform | None:
+def platform_of(option: PlatformOption | str) -> Platform | None:
     """The platform `platform=` asks for; a ConfigurationError naming the choices."""
     if option is None or isinstance(option, Bedrock | Vertex | Azure):
         return option

@@ -252,7 +252,9 @@ def _platform(value: Any) -> Platform | None:
             "them and the platform's settings"
         )
     settings = {key: item for key, item in value.items() if key != "name"}
-    kind = type(platform_of(value["name"]))
+    named = platform_of(value["name"])
+    assert named is not None  # a str names a platform or raises
+    kind = type(named)
     known = {field.name for field in dataclasses.fields(kind)}
     _no_unknown(settings, known, f"platform {value['name']!r}")
     wrong = sorted(key for key, item in settings.items() if not isinstance(item, str))

@@ -14,11 +14,12 @@ from .emulation import StreamError
 from .render import embedding_for, error_body, render, render_frames
 from .replies import Reply
 from .server import Emulator, RecordedRequest
-from .turns import Embedding, Text, Thinking, ToolCall, Turn, TurnItem
+from .turns import Embedding, Media, Text, Thinking, ToolCall, Turn, TurnItem
 
 __all__ = [
     "Embedding",
     "Emulator",
+    "Media",
     "RecordedRequest",
     "Reply",
     "StreamError",

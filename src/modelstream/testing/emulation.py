@@ -72,6 +72,7 @@ class StreamEmulator:
     stream_error: Callable[[StreamError, EmulatedStream], bytes] | None = None
     names_model: bool = True  # the stream names its model (Bedrock's never does)
     redacted_thinking: bool = False  # the writer can send `Thinking(redacted=...)`
+    media: frozenset[str] = frozenset()  # the `Media` kinds the writer can send: image, audio
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,11 @@ class EmulatedStream:
     def pieces(self, text: str) -> list[str]:
         size = self.size
         return [text[i : i + size] for i in range(0, len(text), size)]
+
+    def byte_pieces(self, data: bytes) -> list[bytes]:
+        """An audio clip's chunks (a few hundred bytes each, as providers stream them)."""
+        size = self.size * 64
+        return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
 
     def call_id(self, call: ToolCall, index: int, prefix: str) -> str:
         return call.id if call.id is not None else f"{prefix}{self.id[-12:]}{index}"

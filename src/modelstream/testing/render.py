@@ -15,7 +15,7 @@ import time
 
 from .emulation import EmbeddingEmulator, EmulatedStream, StreamError, seconds_text
 from .routes import emulated_protocols, emulator_for
-from .turns import Embedding, Thinking, Turn
+from .turns import Embedding, Media, Thinking, Turn
 
 STREAM_PROTOCOLS = emulated_protocols(embedding=False)
 EMBEDDING_PROTOCOLS = emulated_protocols(embedding=True)
@@ -88,6 +88,10 @@ def render_frames(
     redacted = any(isinstance(item, Thinking) and item.redacted is not None for item in turn.items)
     if redacted and not emulator.redacted_thinking:
         raise ValueError(f"{protocol} has no redacted thinking to send")
+    for item in turn.items:
+        if isinstance(item, Media) and item.kind not in emulator.media:
+            can = ", ".join(sorted(emulator.media)) or "no media"
+            raise ValueError(f"{protocol} cannot send {item.kind} (it sends {can})")
     stream = EmulatedStream(
         turn=turn,
         model=model,

@@ -1,8 +1,9 @@
 """Scripted assistant turns: what the emulator says, independent of any wire format.
 
-A `Turn` is a list of items (text, thinking with an optional signature, tool calls, or
-embedding vectors for the embedding endpoints), a finish reason and usage. `render` writes it in
-each protocol's wire format; decoding that with `StreamDecoder` gives the same items back.
+A `Turn` is a list of items (text, thinking with an optional signature, tool calls, generated
+images and audio, or embedding vectors for the embedding endpoints), a finish reason and usage.
+`render` writes it in each protocol's wire format; decoding that with `StreamDecoder` gives the
+same items back.
 """
 
 from __future__ import annotations
@@ -59,7 +60,21 @@ class Embedding:
     values: Sequence[float]
 
 
-TurnItem = Text | Thinking | ToolCall | Embedding
+@dataclass(frozen=True)
+class Media:
+    """Generated media: an image (one part, whole) or an audio clip (streamed in pieces),
+    for the protocols that answer with them (Gemini, Responses images, Chat audio)."""
+
+    data: bytes
+    mime_type: str
+
+    @property
+    def kind(self) -> str:
+        """ "image" or "audio" (the top-level media type)."""
+        return self.mime_type.split("/", 1)[0]
+
+
+TurnItem = Text | Thinking | ToolCall | Embedding | Media
 
 
 @dataclass(frozen=True)

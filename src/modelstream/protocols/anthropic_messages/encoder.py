@@ -61,6 +61,7 @@ from ..common.options import (
     checked_tool_choice,
     merge_extra_body,
     read_config,
+    refuse_media_output,
     response_format_spec,
     stop_sequences,
     thinking_level,
@@ -117,6 +118,14 @@ class AnthropicMessagesEncoder:
         if not messages:
             raise InvalidMessageError("an Anthropic request needs at least one message")
         settings = read_config(config, PROTOCOL)
+        refuse_media_output(
+            settings,
+            PROTOCOL,
+            {
+                "image_output": "Claude answers in text only",
+                "speech_output": "Claude answers in text only",
+            },
+        )
         if "seed" in settings:
             raise UnsupportedParameterError(
                 "seed", PROTOCOL, "Anthropic has no seed; remove it for Claude models"

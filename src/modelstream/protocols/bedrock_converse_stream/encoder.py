@@ -78,6 +78,7 @@ from ..common.options import (
     checked_tool_choice,
     merge_extra_body,
     read_config,
+    refuse_media_output,
     response_format_spec,
     stop_sequences,
     thinking_level,
@@ -145,6 +146,14 @@ class BedrockConverseStreamEncoder:
         if not messages:
             raise InvalidMessageError("a Bedrock request needs at least one message")
         settings = read_config(config, PROTOCOL)
+        refuse_media_output(
+            settings,
+            PROTOCOL,
+            {
+                "image_output": "Converse answers in text only",
+                "speech_output": "Converse answers in text only",
+            },
+        )
         if "seed" in settings:
             raise UnsupportedParameterError("seed", PROTOCOL, "Converse has no seed")
         if settings.get("parallel_tool_calls") is False:

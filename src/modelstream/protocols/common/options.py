@@ -182,3 +182,62 @@ def response_format_spec(response_format: Any, protocol: str) -> dict[str, Any] 
         if wrapper.get(key) is not None:
             spec[key] = wrapper[key]
     return spec
+
+
+_IMAGE_KEYS = frozenset({"aspect_ratio", "size"})
+_SPEECH_KEYS = frozenset({"voice", "language", "speakers", "format"})
+
+
+def image_output(options: dict[str, Any], protocol: str) -> dict[str, str] | None:
+    """`image_output` checked: True (the model's own defaults) or a dict of `aspect_ratio` and
+    `size` strings; None when unset or False. Whether a value suits the protocol is the
+    encoder's to say."""
+    return _media_output(options, "image_output", _IMAGE_KEYS, protocol)
+
+
+def speech_output(options: dict[str, Any], protocol: str) -> dict[str, Any] | None:
+    """`speech_output` checked: True or a dict of `voice`, `language`, `format` strings and
+    `speakers` (speaker name -> voice); None when unset or False."""
+    speech = _media_output(options, "speech_output", _SPEECH_KEYS, protocol)
+    speakers = (speech or {}).get("speakers")
+    if speakers is not None and not (
+        isinstance(speakers, dict)
+        and speakers
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in speakers.items())
+    ):
+        raise UnsupportedParameterError(
+            "speech_output",
+            protocol,
+            "speakers must map each speaker's name to a voice, e.g. {'Joe': 'Kore'}",
+        )
+    return speech
+
+
+def refuse_media_output(options: dict[str, Any], protocol: str, why: dict[str, str]) -> None:
+    """Refuse `image_output` / `speech_output` (the keys of `why`) when asked for."""
+    for key, reason in why.items():
+        if options.get(key):
+            raise UnsupportedParameterError(key, protocol, reason)
+
+
+def _media_output(
+    options: dict[str, Any], key: str, known: frozenset[str], protocol: str
+) -> dict[str, Any] | None:
+    value = options.get(key)
+    if value is None or value is False:
+        return None
+    if value is True:
+        return {}
+    if not isinstance(value, dict):
+        raise UnsupportedParameterError(key, protocol, "must be True or a dict of settings")
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise UnsupportedParameterError(
+            key,
+            protocol,
+            f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}",
+        )
+    for name, setting in value.items():
+        if name != "speakers" and not (isinstance(setting, str) and setting):
+            raise UnsupportedParameterError(key, protocol, f"{name} must be a non-empty string")
+    return {name: setting for name, setting in value.items() if setting is not None}

@@ -4,6 +4,7 @@ the call has one. CRLF framing and `"key": value` spacing, as the captures show.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +17,7 @@ from ...testing.emulation import (
     parts_text,
     seconds_text,
 )
-from ...testing.turns import Text, Thinking, ToolCall
+from ...testing.turns import Media, Text, Thinking, ToolCall
 
 _GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_call": "STOP", "unknown": "SAFETY"}
 
@@ -24,6 +25,10 @@ _GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_call": "STOP", "
 def _gemini_json(value: Any) -> bytes:
     # Gemini writes `{"key": value,"key2": ...}`: a space after the colon, none after the comma
     return json.dumps(value, ensure_ascii=False, separators=(",", ": ")).encode()
+
+
+def _blob(mime_type: str, data: bytes) -> dict[str, str]:
+    return {"mimeType": mime_type, "data": base64.b64encode(data).decode()}
 
 
 def _gemini(s: EmulatedStream) -> Iterator[bytes]:
@@ -46,6 +51,9 @@ def _gemini(s: EmulatedStream) -> Iterator[bytes]:
             if item.signature is not None:
                 part["thoughtSignature"] = item.signature
             parts.append(part)
+        elif isinstance(item, Media):  # an image whole; a spoken answer in chunks (TTS)
+            pieces = [item.data] if item.kind == "image" else s.byte_pieces(item.data)
+            parts.extend({"inlineData": _blob(item.mime_type, piece)} for piece in pieces)
     if not parts:
         parts.append({"text": ""})
     usage = s.usage
@@ -118,4 +126,5 @@ EMULATOR = StreamEmulator(
     write=_gemini,
     error_body=gemini_error_body,
     last_user_text=lambda body: last_text(body.get("contents"), _gemini_text),
+    media=frozenset({"image", "audio"}),
 )

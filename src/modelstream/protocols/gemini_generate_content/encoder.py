@@ -18,6 +18,11 @@ Config → body (the full tables are in docs/requests-anthropic-gemini.md):
                        below); Gemini 2.0 and 1.x cannot think: only "none" is accepted there
   thinking_summary     `thinkingConfig.includeThoughts`
   prompt_caching       accepted, nothing sent: Gemini caches repeated prefixes implicitly
+  image_output         `generationConfig.responseModalities: [TEXT, IMAGE]` + `imageConfig`
+                       {aspectRatio, imageSize} (Gemini image models)
+  speech_output        `generationConfig.responseModalities: [AUDIO]` + `speechConfig`:
+                       voice → prebuiltVoiceConfig, speakers → multiSpeakerVoiceConfig,
+                       language → languageCode (Gemini TTS models); format is refused
   extra_body           merged last: objects key by key (e.g. generationConfig fields), None
                        removes a key, anything else replaces
   trace_id             not sent
@@ -58,9 +63,11 @@ from ..common.encoding import (
 from ..common.media import guess_media_type, parse_data_url, url_kind
 from ..common.options import (
     checked_tool_choice,
+    image_output,
     merge_extra_body,
     read_config,
     response_format_spec,
+    speech_output,
     stop_sequences,
     thinking_level,
     tool_choice_applies,
@@ -229,7 +236,56 @@ def _generation_config(model: str, settings: dict[str, Any]) -> dict[str, Any]:
         thinking["includeThoughts"] = bool(settings["thinking_summary"])
     if thinking:
         generation["thinkingConfig"] = thinking
+    generation.update(media_generation_config(settings))
     return generation
+
+
+def media_generation_config(settings: dict[str, Any]) -> dict[str, Any]:
+    """`responseModalities` with `imageConfig` or `speechConfig` (one request asks for images or
+    for speech: Gemini's image models and its speech models are different models)."""
+    image = image_output(settings, PROTOCOL)
+    speech = speech_output(settings, PROTOCOL)
+    if image is not None and speech is not None:
+        raise UnsupportedParameterError(
+            "speech_output", PROTOCOL, "a Gemini turn answers with images or with speech, not both"
+        )
+    if image is not None:
+        config: dict[str, Any] = {"responseModalities": ["TEXT", "IMAGE"]}
+        fields = {"aspectRatio": image.get("aspect_ratio"), "imageSize": image.get("size")}
+        image_config = {name: value for name, value in fields.items() if value}
+        if image_config:
+            config["imageConfig"] = image_config
+        return config
+    if speech is None:
+        return {}
+    if "format" in speech:
+        raise UnsupportedParameterError(
+            "speech_output", PROTOCOL, "Gemini speaks 24 kHz 16-bit PCM only: leave format out"
+        )
+    if "voice" in speech and "speakers" in speech:
+        raise UnsupportedParameterError(
+            "speech_output", PROTOCOL, "give one voice, or speakers with a voice each, not both"
+        )
+    speech_config: dict[str, Any] = {}
+    if "voice" in speech:
+        speech_config["voiceConfig"] = _prebuilt_voice(speech["voice"])
+    if "speakers" in speech:
+        speech_config["multiSpeakerVoiceConfig"] = {
+            "speakerVoiceConfigs": [
+                {"speaker": speaker, "voiceConfig": _prebuilt_voice(voice)}
+                for speaker, voice in speech["speakers"].items()
+            ]
+        }
+    if "language" in speech:
+        speech_config["languageCode"] = speech["language"]
+    config = {"responseModalities": ["AUDIO"]}
+    if speech_config:
+        config["speechConfig"] = speech_config
+    return config
+
+
+def _prebuilt_voice(name: str) -> dict[str, Any]:
+    return {"prebuiltVoiceConfig": {"voiceName": name}}
 
 
 def _tools(body: dict[str, Any], settings: dict[str, Any]) -> None:

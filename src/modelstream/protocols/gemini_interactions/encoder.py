@@ -55,6 +55,7 @@ from ..common.options import (
     checked_tool_choice,
     merge_extra_body,
     read_config,
+    refuse_media_output,
     response_format_spec,
     stop_sequences,
     thinking_level,
@@ -73,6 +74,9 @@ PROTOCOL = "gemini-interactions"
 PATH = "/v1beta/interactions"
 
 _FIDELITY_KEYS = frozenset({"thought_signature"})
+_NO_MEDIA_YET = (
+    "not mapped for Interactions yet: use client_type='gemini-generate-content', or extra_body"
+)
 _TOOL_CHOICE_MODES = {"auto": "auto", "required": "any", "none": "none"}
 
 
@@ -84,6 +88,9 @@ class GeminiInteractionsEncoder:
         if not messages:
             raise InvalidMessageError("an Interactions request needs at least one message")
         settings = read_config(config, PROTOCOL)
+        refuse_media_output(
+            settings, PROTOCOL, dict.fromkeys(("image_output", "speech_output"), _NO_MEDIA_YET)
+        )
         steps = _steps(complete_tool_results(messages))
         if not steps:
             raise InvalidMessageError("no message has content the Interactions API accepts")

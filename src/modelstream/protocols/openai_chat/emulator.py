@@ -6,6 +6,7 @@ asks for it. Two adjacent texts join into one item here (no block identity on th
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +20,7 @@ from ...testing.emulation import (
     joined_text,
     last_text,
 )
-from ...testing.turns import Text, Thinking, ToolCall
+from ...testing.turns import Media, Text, Thinking, ToolCall
 
 _CHAT_FINISH = {"stop": "stop", "length": "length", "tool_call": "tool_calls"}
 
@@ -41,7 +42,7 @@ def _chat(s: EmulatedStream) -> Iterator[bytes]:
         return b"data: " + compact_json(body) + b"\n\n"
 
     yield chunk({"role": "assistant", "content": "", "refusal": None})
-    calls = details = 0
+    calls = details = clips = 0
     for item in s.turn.items:
         if isinstance(item, Text):
             for piece in s.pieces(item.text):
@@ -69,6 +70,13 @@ def _chat(s: EmulatedStream) -> Iterator[bytes]:
             for piece in s.pieces(arguments_json(item)):
                 yield chunk({"tool_calls": [{"index": calls, "function": {"arguments": piece}}]})
             calls += 1
+        elif isinstance(item, Media):  # an audio answer: its id on every chunk, then expiry
+            clip_id = f"audio_{s.id[-12:]}{clips}"
+            for chunk_bytes in s.byte_pieces(item.data):
+                data = base64.b64encode(chunk_bytes).decode()
+                yield chunk({"audio": {"id": clip_id, "data": data}})
+            yield chunk({"audio": {"id": clip_id, "expires_at": s.created + 3600}})
+            clips += 1
     yield chunk({}, _CHAT_FINISH.get(s.finish, "content_filter"))
     if s.include_usage:
         usage = s.usage
@@ -132,4 +140,5 @@ EMULATOR = StreamEmulator(
     last_user_text=lambda body: last_text(body.get("messages"), _chat_text),
     response_id_prefix="chatcmpl-emu",
     wants_usage=_wants_usage,
+    media=frozenset({"audio"}),  # streamed as pcm16 whatever the clip's mime type says
 )

@@ -48,7 +48,9 @@ from ..common.options import (
     checked_tool_choice,
     merge_extra_body,
     read_config,
+    refuse_media_output,
     response_format_spec,
+    speech_output,
     stop_sequences,
     thinking_level,
     tool_choice_applies,
@@ -56,6 +58,7 @@ from ..common.options import (
 )
 
 PROTOCOL = "openai-chat"
+STREAMED_AUDIO_FORMAT = "pcm16"  # a streamed audio answer comes in this format only
 TOOL_ID_CHARS = r"[!-~]"  # printable ASCII, no whitespace
 CHAT_TOOL_ID_MAX = 40
 
@@ -107,6 +110,7 @@ class OpenAIChatEncoder:
                 "Chat Completions has no reasoning summaries; use openai-responses",
             )
         check_prompt_caching(options, self.protocol)
+        body.update(_speech_fields(options))
         body = merge_extra_body(body, options.get("extra_body"), self.protocol)
         return ProviderRequest("POST", "/chat/completions", body)
 
@@ -341,3 +345,37 @@ def _reasoning_details(thinking: str, fidelity: dict[str, Any], index: int) -> l
         data = fidelity["encrypted"]
         out.append({"type": "reasoning.encrypted", "data": data, **common, "index": index})
     return out
+
+
+def _speech_fields(options: dict[str, Any]) -> dict[str, Any]:
+    """`speech_output` → `modalities: [text, audio]` + `audio: {voice, format}`; images are
+    refused (Chat Completions answers in text and audio only)."""
+    refuse_media_output(
+        options,
+        PROTOCOL,
+        {"image_output": "Chat Completions cannot answer with images; use openai-responses"},
+    )
+    speech = speech_output(options, PROTOCOL)
+    if speech is None:
+        return {}
+    for key in ("language", "speakers"):
+        if key in speech:
+            raise UnsupportedParameterError(
+                "speech_output", PROTOCOL, f"Chat Completions audio has no {key}: leave it out"
+            )
+    if "voice" not in speech:
+        raise UnsupportedParameterError(
+            "speech_output", PROTOCOL, "Chat Completions audio needs a voice, e.g. 'alloy'"
+        )
+    audio_format = speech.get("format", STREAMED_AUDIO_FORMAT)
+    if audio_format != STREAMED_AUDIO_FORMAT:
+        raise UnsupportedParameterError(
+            "speech_output",
+            PROTOCOL,
+            f"a streamed Chat Completions answer speaks {STREAMED_AUDIO_FORMAT} only, not "
+            f"{audio_format!r}",
+        )
+    return {
+        "modalities": ["text", "audio"],
+        "audio": {"voice": speech["voice"], "format": audio_format},
+    }

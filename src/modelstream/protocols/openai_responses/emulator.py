@@ -3,6 +3,7 @@ its `encrypted_content`; each text is a `message` item."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -15,7 +16,7 @@ from ...testing.emulation import (
     joined_text,
     last_text,
 )
-from ...testing.turns import Text, Thinking, ToolCall
+from ...testing.turns import Media, Text, Thinking, ToolCall
 from ..openai_chat.emulator import openai_error_body
 
 
@@ -77,6 +78,14 @@ def _responses(s: EmulatedStream) -> Iterator[bytes]:
             done = {**done, "status": "completed", "arguments": arguments}
             output.append(done)
             yield event("response.output_item.done", output_index=index, item=done)
+        elif isinstance(item, Media):  # an `image_generation_call`: the image whole at done
+            call = {"id": f"ig_{item_id}", "type": "image_generation_call", "status": "generating"}
+            yield event("response.output_item.added", output_index=index, item=call)
+            result = base64.b64encode(item.data).decode()
+            image_format = item.mime_type.split("/", 1)[1]
+            call = {**call, "status": "completed", "result": result, "output_format": image_format}
+            output.append(call)
+            yield event("response.output_item.done", output_index=index, item=call)
     usage = s.usage
     cached = count(usage, "cached_tokens")
     reasoning = count(usage, "thoughts_tokens")
@@ -171,4 +180,5 @@ EMULATOR = StreamEmulator(
     error_body=openai_error_body,
     last_user_text=_last_user_text,
     response_id_prefix="resp_emu",
+    media=frozenset({"image"}),
 )

@@ -39,8 +39,10 @@ from ..common.encoding import (
 )
 from ..common.options import (
     check_prompt_caching,
+    image_output,
     merge_extra_body,
     read_config,
+    refuse_media_output,
     response_format_spec,
     thinking_level,
 )
@@ -87,6 +89,9 @@ class OpenAIResponsesEncoder:
             if key in options:
                 body[key] = options[key]
         body.update(tool_fields(options, self.protocol, _function_tool, flat=True))
+        image_tool = _image_generation_tool(options)
+        if image_tool is not None:
+            body["tools"] = [*body.get("tools", []), image_tool]
         if "response_format" in options:
             spec = response_format_spec(options["response_format"], self.protocol)
             if spec is not None:
@@ -105,6 +110,47 @@ class OpenAIResponsesEncoder:
             body["reasoning"] = reasoning
         check_prompt_caching(options, self.protocol)
         return ProviderRequest("POST", "/responses", merge_extra_body(body, extra, self.protocol))
+
+
+# the image sizes of the `image_generation` tool, by the aspect ratio each has
+_IMAGE_SIZES = {"1:1": "1024x1024", "2:3": "1024x1536", "3:2": "1536x1024"}
+
+
+def _image_generation_tool(options: dict[str, Any]) -> dict[str, Any] | None:
+    """`image_output` → the built-in `image_generation` tool (its `size` from `size`, or from
+    `aspect_ratio` by the three sizes it has); a spoken answer is refused."""
+    refuse_media_output(
+        options,
+        PROTOCOL,
+        {"speech_output": "Responses cannot answer in audio; use openai-chat with an audio model"},
+    )
+    image = image_output(options, PROTOCOL)
+    if image is None:
+        return None
+    tool: dict[str, Any] = {"type": "image_generation"}
+    size = image.get("size")
+    if size is not None and size != "auto" and size not in _IMAGE_SIZES.values():
+        raise UnsupportedParameterError(
+            "image_output",
+            PROTOCOL,
+            f"size {size!r} is not one of auto, {', '.join(_IMAGE_SIZES.values())}",
+        )
+    ratio = image.get("aspect_ratio")
+    if ratio is not None:
+        if ratio not in _IMAGE_SIZES:
+            raise UnsupportedParameterError(
+                "image_output",
+                PROTOCOL,
+                f"aspect_ratio {ratio!r} is not one of {', '.join(_IMAGE_SIZES)}",
+            )
+        if size is not None and size != _IMAGE_SIZES[ratio]:
+            raise UnsupportedParameterError(
+                "image_output", PROTOCOL, f"size {size!r} does not have the aspect ratio {ratio}"
+            )
+        size = _IMAGE_SIZES[ratio]
+    if size is not None:
+        tool["size"] = size
+    return tool
 
 
 def _function_tool(tool: dict[str, Any]) -> dict[str, Any]:
