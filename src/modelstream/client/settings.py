@@ -1,5 +1,10 @@
 """What `Client` and `AsyncClient` share before any IO: their settings, the checks made at
-construction, and turning one call into a `CallPlan` and a `StreamCall`."""
+construction, and turning one call into a `CallPlan` and a `StreamCall`.
+
+Settings are values (`timeouts=30`, `retry=5`, `retry=False`): each is turned into its object
+here, at construction, so a wrong type fails now with a `TypeError` naming the parameter rather
+than deep inside the first call that needs it. A call may override the timeouts and retries
+(`timeout=`, `max_retries=`) for itself."""
 
 from __future__ import annotations
 
@@ -7,15 +12,16 @@ import os
 from collections.abc import Callable
 
 from ..auth.signing import RequestSigner
+from ..messages import Prompt, as_messages
 from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
-from ..types import Config, Message
+from ..types import Config
 from .credentials import Secret
 from .platforms import AmbientSigners, PlatformOption, platform_of
 from .prepare import CallPlan, endpoint_for, plan_call
-from .retry import RetryPolicy
+from .retry import RetryOption, RetryPolicy, retry_policy_from, with_max_retries
 from .streams import StreamCall
-from .timeouts import Timeouts
+from .timeouts import Timeouts, TimeoutsOption, timeouts_from
 
 
 class ClientSettings:
@@ -28,8 +34,8 @@ class ClientSettings:
         api_key: str | None,
         base_url: str | None,
         client_type: str | None,
-        timeouts: Timeouts | None,
-        retry: RetryPolicy | None,
+        timeouts: TimeoutsOption | None,
+        retry: RetryOption | None,
         lenient_tool_arguments: bool,
         lenient_frames: bool,
         random: Callable[[], float],
@@ -40,10 +46,10 @@ class ClientSettings:
         self.model = model
         self.base_url = base_url
         self.client_type = client_type
-        self.timeouts = timeouts or Timeouts()
-        self.retry = retry or RetryPolicy()
-        self.lenient_tool_arguments = lenient_tool_arguments
-        self.lenient_frames = lenient_frames
+        self.timeouts = timeouts_from(Timeouts() if timeouts is None else timeouts, "timeouts")
+        self.retry = retry_policy_from(RetryPolicy() if retry is None else retry, "retry")
+        self.lenient_tool_arguments = _flag(lenient_tool_arguments, "lenient_tool_arguments")
+        self.lenient_frames = _flag(lenient_frames, "lenient_frames")
         self._api_key = Secret(api_key) if api_key else None
         self._signer = signer
         self.platform = platform_of(platform)
@@ -71,9 +77,17 @@ class ClientSettings:
         )
 
     def _prepare(
-        self, model: str | None, messages: list[Message], config: Config | None
+        self,
+        model: str | None,
+        prompt: Prompt,
+        config: Config | None,
+        timeout: TimeoutsOption | None = None,
+        max_retries: int | None = None,
     ) -> tuple[CallPlan, StreamCall]:
         """Route, pick the key and encode now, so configuration errors raise before any IO."""
+        messages = as_messages(prompt)
+        timeouts = self.timeouts if timeout is None else timeouts_from(timeout, "timeout")
+        retry = self.retry if max_retries is None else with_max_retries(self.retry, max_retries)
         plan = plan_call(
             model or self.model or "",
             messages,
@@ -104,8 +118,8 @@ class ClientSettings:
             model=plan.model,
             url=plan.request.url,
             signer=plan.endpoint.signer,
-            retry=self.retry,
-            timeouts=self.timeouts,
+            retry=retry,
+            timeouts=timeouts,
             lenient_tool_arguments=self.lenient_tool_arguments,
             lenient_frames=self.lenient_frames,
             random=self._random,
@@ -117,3 +131,9 @@ class ClientSettings:
     def _close_traces(self) -> None:
         if self._owns_trace_sinks:
             close_sinks(self._trace_sinks)
+
+
+def _flag(value: object, parameter: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{parameter} must be True or False, got {type(value).__name__}")
+    return value
