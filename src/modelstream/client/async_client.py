@@ -72,6 +72,12 @@ class AsyncClient(ClientSettings):
             signer=signer,
             platform=platform,
         )
+        if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
+            raise TypeError(
+                f"http_client must be an httpx.AsyncClient, got {type(http_client).__name__}"
+            )
+        if not callable(sleep):
+            raise TypeError(f"sleep must be a function taking seconds, got {sleep!r}")
         self._sleep = sleep
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=self.timeouts.httpx_timeout())

@@ -62,11 +62,13 @@ def retry_policy_from(value: object, parameter: str = "retry") -> RetryPolicy:
 
 def with_max_retries(policy: RetryPolicy, max_retries: object) -> RetryPolicy:
     """`policy` with `max_retries` retries after the first attempt (a call's override)."""
-    if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
+    if not isinstance(max_retries, int) or isinstance(max_retries, bool):
         raise TypeError(
-            f"max_retries must be an int ≥ 0 (retries after the first attempt), got "
+            f"max_retries must be an int (retries after the first attempt), got "
             f"{type(max_retries).__name__} {max_retries!r}"
         )
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
     return replace(policy, max_attempts=max_retries + 1)
 
 

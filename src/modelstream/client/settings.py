@@ -17,7 +17,7 @@ from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
 from ..types import Config
 from .credentials import Secret
-from .platforms import AmbientSigners, PlatformOption, platform_of
+from .platforms import AmbientSigners, Azure, Bedrock, PlatformOption, Vertex, platform_of
 from .prepare import CallPlan, endpoint_for, plan_call
 from .retry import RetryOption, RetryPolicy, retry_policy_from, with_max_retries
 from .streams import StreamCall
@@ -43,6 +43,15 @@ class ClientSettings:
         signer: RequestSigner | None = None,
         platform: PlatformOption = None,
     ) -> None:
+        for name, value in (
+            ("model", model),
+            ("api_key", api_key),
+            ("base_url", base_url),
+            ("client_type", client_type),
+        ):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+        _check_options(random=random, traces=traces, signer=signer, platform=platform)
         self.model = model
         self.base_url = base_url
         self.client_type = client_type
@@ -131,6 +140,30 @@ class ClientSettings:
     def _close_traces(self) -> None:
         if self._owns_trace_sinks:
             close_sinks(self._trace_sinks)
+
+
+def _check_options(*, random: object, traces: object, signer: object, platform: object) -> None:
+    """The settings given as objects: a wrong type is named now (an unknown platform *name*
+    stays a ConfigurationError, from `platform_of`)."""
+    if not callable(random):
+        raise TypeError(f"random must be a function returning a float in [0, 1), got {random!r}")
+    if not (traces is None or isinstance(traces, bool | str | os.PathLike) or _is_sinks(traces)):
+        raise TypeError(
+            "traces must be a trace file path, True/False, a TraceStore or a list of trace "
+            f"sinks (objects with .append), got {type(traces).__name__}"
+        )
+    if signer is not None and not callable(getattr(signer, "sign", None)):
+        raise TypeError(f"signer must be a RequestSigner (with .sign), got {type(signer).__name__}")
+    if platform is not None and not isinstance(platform, str | Bedrock | Vertex | Azure):
+        raise TypeError(
+            "platform must be 'bedrock', 'vertex', 'azure', or Bedrock(...), Vertex(...) or "
+            f"Azure(...), got {type(platform).__name__}"
+        )
+
+
+def _is_sinks(value: object) -> bool:
+    sinks = value if isinstance(value, list | tuple) else [value]
+    return all(callable(getattr(sink, "append", None)) for sink in sinks)
 
 
 def _flag(value: object, parameter: str) -> bool:
