@@ -96,7 +96,7 @@ def as_messages(prompt: Prompt) -> list[Message]:
         return [user(prompt)]
     if isinstance(prompt, list):
         for index, message in enumerate(prompt):
-            if not isinstance(message, Mapping):
+            if type(message) is not dict and not isinstance(message, Mapping):  # dict: fast
                 raise _not_a_message(message, index)
         return cast(list[Message], prompt)
     if isinstance(prompt, Mapping):
