@@ -6,6 +6,7 @@ call's timeout, and the emulator counts the attempts a 503 gets."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from modelstream import (
     AsyncClient,
     Client,
+    ModelstreamError,
     ProviderError,
     RetryPolicy,
     StreamTimeoutError,
@@ -211,3 +213,38 @@ def test_a_wrong_per_call_override_is_refused_before_sending(
         with pytest.raises(ValueError, match="max_retries must be 0 or more"):
             client.stream("Hi", max_retries=-1)
     assert emu.requests == []
+
+
+# --- the issue's two reports -----------------------------------------------------------------
+
+
+def test_timeouts_as_a_float_streams_a_turn(emu: Emulator) -> None:
+    emu.queue(Reply.turn(Turn.text("fine")))
+    message = complete(emu, "sync", {"timeouts": 5.0}, {})  # was AttributeError on 'float'
+    assert not isinstance(message, Exception), message
+    assert message.text == "fine"
+
+
+@pytest.mark.parametrize("mode_", ["sync", "async"])
+def test_retry_as_an_int_retries_a_refused_connection_and_raises_its_error(mode_: str) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    waits: list[float] = []
+    options: dict[str, Any] = {"api_key": KEY, "base_url": f"http://127.0.0.1:{port}", "retry": 2}
+    with pytest.raises(ModelstreamError) as caught:
+        if mode_ == "sync":
+            with Client(MODEL, sleep=waits.append, **options) as client:
+                client.complete("Hi")
+        else:
+
+            async def sleep(seconds: float) -> None:
+                waits.append(seconds)
+
+            async def main() -> None:
+                async with AsyncClient(MODEL, sleep=sleep, **options) as client:
+                    await client.complete("Hi")
+
+            asyncio.run(main())
+    assert len(waits) == 1  # two attempts: one backoff between them
+    assert "127.0.0.1" in str(caught.value) or "connect" in str(caught.value).lower()

@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 
-from modelstream import AsyncClient, Client, Conversation, as_messages, assistant, tool_result, user
+from modelstream import (
+    AsyncClient,
+    Client,
+    Conversation,
+    InvalidMessageError,
+    as_messages,
+    assistant,
+    tool_result,
+    user,
+)
 from modelstream.testing import Emulator, Reply, Turn
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
@@ -203,3 +212,13 @@ def test_a_list_of_strings_is_refused_with_the_helper_to_use(emu: Emulator) -> N
         with pytest.raises(TypeError, match="complete\\('Hello'\\)"):
             c.complete(b"Hello")  # type: ignore[arg-type]
     assert emu.requests == []  # refused before anything was sent
+
+
+def test_a_conversation_refuses_a_wrong_turn_with_what_to_send(emu: Emulator) -> None:
+    with Client("deepseek-chat", api_key=KEY, base_url=emu.base_url("openai-chat")) as client:
+        chat = Conversation(client)
+        with pytest.raises(TypeError, match=r"send a str, .*modelstream.user.*got int"):
+            chat.send(42)  # type: ignore[arg-type]
+        with pytest.raises(InvalidMessageError, match="role 'assistant'"):
+            chat.send(assistant("not mine to send"))
+    assert emu.requests == [] and chat.history == []

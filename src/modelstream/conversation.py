@@ -40,7 +40,14 @@ def user_message(content: UserContent) -> Message:
         return {"role": "user", "content_items": copy.deepcopy(content)}
     if isinstance(content, dict) and content.get("role") == "user":
         return copy.deepcopy(content)
-    raise InvalidMessageError("send a str, a list of done items, or a user message")
+    if isinstance(content, dict):
+        raise InvalidMessageError(
+            f"a conversation sends user turns, got a message with role {content.get('role')!r}"
+        )
+    raise TypeError(
+        "send a str, a list of done items, or a user message (modelstream.user('...')), "
+        f"got {type(content).__name__}"
+    )
 
 
 def tool_calls_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
