@@ -187,7 +187,7 @@ class AsyncClient(ClientSettings):
                     raise error
                 await self._sleep(delay)
         except BaseException as exc:
-            if isinstance(exc, StreamError):
+            if isinstance(exc, Exception):  # not a cancellation: what get_final_message raises
                 stream.error = exc
             call.interrupted(exc)  # break, cancellation, aclose(), or a bug: the partial is kept
             raise
@@ -205,7 +205,7 @@ class AsyncEventStream:
         self, events: Callable[[AsyncEventStream], AsyncGenerator[Event]], call: StreamCall
     ) -> None:
         self._call = call
-        self.error: StreamError | None = None  # the error that ended the stream, if one did
+        self.error: Exception | None = None  # the error that ended the stream, if one did
         self._events = events(self)
 
     @property

@@ -174,7 +174,7 @@ class Client(ClientSettings):
                     raise error
                 self._sleep(delay)
         except BaseException as exc:
-            if isinstance(exc, StreamError):
+            if isinstance(exc, Exception):  # not a cancellation: what get_final_message raises
                 stream.error = exc
             call.interrupted(exc)  # break, cancellation, close(), or a bug: the partial is kept
             raise
@@ -190,7 +190,7 @@ class EventStream:
 
     def __init__(self, events: Callable[[EventStream], Generator[Event]], call: StreamCall) -> None:
         self._call = call
-        self.error: StreamError | None = None  # the error that ended the stream, if one did
+        self.error: Exception | None = None  # the error that ended the stream, if one did
         self._events = events(self)
 
     @property
