@@ -28,8 +28,9 @@ from .errors import (
 )
 from .framing.sse import SSEDecoder, SSEFrame
 from .grammar import GrammarChecker, check_events
+from .messages import Prompt, as_messages, assistant, tool_result, user
 from .protocols import PROTOCOLS
-from .results import FinalResponse, PartialResponse, StreamMetadata
+from .results import AssistantMessage, FinalResponse, PartialResponse, StreamMetadata, ToolCall
 from .stream import StreamDecoder, decode_body
 from .types import Config, Event, FinishReason, Message, Usage
 
@@ -38,6 +39,7 @@ __version__ = "0.1.0"
 __all__ = [
     "PROTOCOLS",
     "Accumulator",
+    "AssistantMessage",
     "AsyncClient",
     "AsyncConversation",
     "Client",
@@ -62,6 +64,7 @@ __all__ = [
     "ModelstreamError",
     "PartialResponse",
     "PoolExhaustedError",
+    "Prompt",
     "ProviderError",
     "RetryPolicy",
     "SSEDecoder",
@@ -73,10 +76,15 @@ __all__ = [
     "StreamProtocolError",
     "StreamTimeoutError",
     "Timeouts",
+    "ToolCall",
     "ToolCallArgumentParseError",
     "ToolLoopLimitError",
     "UnsupportedParameterError",
     "Usage",
+    "as_messages",
+    "assistant",
     "check_events",
     "decode_body",
+    "tool_result",
+    "user",
 ]

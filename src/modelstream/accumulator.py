@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .items import BY_TYPE, Kind
-from .results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata
+from .results import AssistantMessage, FinalResponse, PartialResponse, PartialStatus, StreamMetadata
 from .types import DoneItem, Event, EventItem, FinishReason, Message, Usage
 
 
@@ -83,12 +83,12 @@ class Accumulator:
         """The final message; only after `stop` (anything else is a partial)."""
         if not self.stopped:
             raise ValueError("the stream has not stopped: use partial() for what was received")
-        message: Message = {
-            "role": "assistant",
-            "content_items": list(self.items),
-            "usage_metadata": self.usage,
-            "finish_reason": self.finish_reason,
-        }
+        message = AssistantMessage(
+            role="assistant",
+            content_items=list(self.items),
+            usage_metadata=self.usage,
+            finish_reason=self.finish_reason,
+        )
         if self.created_at is not None:
             message["created_at"] = self.created_at
         return FinalResponse(message=message, metadata=metadata)

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from .errors import ConversationBusyError, InvalidMessageError, ToolLoopLimitError
-from .results import FinalResponse, PartialResponse
-from .types import Config, DoneItem, Event, Message, ToolResultDone
+from .results import AssistantMessage, FinalResponse, PartialResponse
+from .types import Config, DoneItem, Message, ToolResultDone
 
 if TYPE_CHECKING:
-    from .client import AsyncClient, Client
+    from .client import AsyncClient, AsyncEventStream, Client, EventStream
 
 UserContent = str | list[DoneItem] | Message
 Tool = Callable[..., Any]
@@ -40,10 +40,17 @@ def user_message(content: UserContent) -> Message:
         return {"role": "user", "content_items": copy.deepcopy(content)}
     if isinstance(content, dict) and content.get("role") == "user":
         return copy.deepcopy(content)
-    raise InvalidMessageError("send a str, a list of done items, or a user message")
+    if isinstance(content, dict):
+        raise InvalidMessageError(
+            f"a conversation sends user turns, got a message with role {content.get('role')!r}"
+        )
+    raise TypeError(
+        "send a str, a list of done items, or a user message (modelstream.user('...')), "
+        f"got {type(content).__name__}"
+    )
 
 
-def tool_calls_of(message: Message) -> list[dict[str, Any]]:
+def tool_calls_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The tool calls of a final assistant message, in order."""
     return [dict(item) for item in message["content_items"] if item["type"] == "tool_call.done"]
 
@@ -103,7 +110,7 @@ class _History:
     def _record(self, user: Message, result: Any) -> None:
         self.last_result = result
         if isinstance(result, FinalResponse):
-            self._messages += [user, result.message]
+            self._messages += [user, result.message]  # type: ignore[list-item] # a dict
 
 
 class AsyncConversation(_History):
@@ -124,7 +131,7 @@ class AsyncConversation(_History):
         self._busy = threading.Lock()  # taken without waiting, by a task or a thread
 
     @asynccontextmanager
-    async def stream(self, content: UserContent) -> AsyncIterator[AsyncIterator[Event]]:
+    async def stream(self, content: UserContent) -> AsyncIterator[AsyncEventStream]:
         """Stream one turn; it is recorded only if it ends with `stop`."""
         if not self._busy.acquire(blocking=False):
             raise ConversationBusyError()
@@ -139,7 +146,7 @@ class AsyncConversation(_History):
         finally:
             self._busy.release()
 
-    async def send(self, content: UserContent) -> Message:
+    async def send(self, content: UserContent) -> AssistantMessage:
         """One turn to its end; returns the final assistant message or raises."""
         async with self.stream(content) as events:
             async for _ in events:
@@ -149,7 +156,7 @@ class AsyncConversation(_History):
 
     async def run(
         self, content: UserContent, tools: Mapping[str, Tool], *, max_rounds: int = 8
-    ) -> Message:
+    ) -> AssistantMessage:
         """Send, run the tool calls of each final turn, send their results, repeat."""
         message = await self.send(content)
         for _ in range(max_rounds):
@@ -193,7 +200,7 @@ class Conversation(_History):
         self._busy = threading.Lock()  # taken without waiting, by a task or a thread
 
     @contextmanager
-    def stream(self, content: UserContent) -> Iterator[Iterator[Event]]:
+    def stream(self, content: UserContent) -> Iterator[EventStream]:
         """Stream one turn; it is recorded only if it ends with `stop`."""
         if not self._busy.acquire(blocking=False):
             raise ConversationBusyError()
@@ -208,7 +215,7 @@ class Conversation(_History):
         finally:
             self._busy.release()
 
-    def send(self, content: UserContent) -> Message:
+    def send(self, content: UserContent) -> AssistantMessage:
         """One turn to its end; returns the final assistant message or raises."""
         with self.stream(content) as events:
             for _ in events:
@@ -218,7 +225,7 @@ class Conversation(_History):
 
     def run(
         self, content: UserContent, tools: Mapping[str, Tool], *, max_rounds: int = 8
-    ) -> Message:
+    ) -> AssistantMessage:
         """Send, run the tool calls of each final turn, send their results, repeat."""
         message = self.send(content)
         for _ in range(max_rounds):

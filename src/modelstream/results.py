@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .types import DoneItem, EventItem, FinishReason, Message, Usage
+from .types import DoneItem, EventItem, FinishReason, Usage
 
 PartialStatus = Literal["cancelled", "failed", "incomplete"]
 
@@ -36,14 +36,80 @@ class StreamMetadata:
         self.skipped[kind] = self.skipped.get(kind, 0) + n
 
 
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call of a final message: its id (for the result), name and parsed arguments."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class AssistantMessage(dict[str, Any]):
+    """The final assistant message: the SPEC JSON object itself (a dict, so `message["..."]`,
+    `==`, JSON and storage are unchanged), with the reads SDK users reach for as properties."""
+
+    __slots__ = ()
+
+    @property
+    def text(self) -> str:
+        """The text of the answer: every text item, joined."""
+        return "".join(
+            item["text"] for item in self["content_items"] if item["type"] == "text.done"
+        )
+
+    @property
+    def thinking(self) -> str:
+        """The model's readable thinking (summaries, reasoning text), joined; "" when none."""
+        return "".join(
+            item["thinking"] for item in self["content_items"] if item["type"] == "thinking.done"
+        )
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool calls the model asks for, in order (arguments already parsed)."""
+        return [
+            ToolCall(item["tool_call_id"], item["name"], item["arguments"])
+            for item in self["content_items"]
+            if item["type"] == "tool_call.done"
+        ]
+
+    @property
+    def usage(self) -> Usage | None:
+        """Token usage; a field that is None is unknown, never zero (SPEC §2)."""
+        usage: Usage | None = self.get("usage_metadata")
+        return usage
+
+    @property
+    def finish_reason(self) -> FinishReason | None:
+        reason: FinishReason | None = self.get("finish_reason")
+        return reason
+
+
 @dataclass(frozen=True)
 class FinalResponse:
     """A turn that ended with its `stop` event: the assistant message is safe to act on."""
 
-    message: Message
+    message: AssistantMessage
     metadata: StreamMetadata
 
     status: Literal["final"] = "final"
+
+    @property
+    def text(self) -> str:
+        return self.message.text
+
+    @property
+    def thinking(self) -> str:
+        return self.message.thinking
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return self.message.tool_calls
+
+    @property
+    def usage(self) -> Usage | None:
+        return self.message.usage
 
 
 @dataclass(frozen=True)
@@ -58,3 +124,18 @@ class PartialResponse:
     open_item: EventItem | None
     usage: Usage | None
     metadata: StreamMetadata
+
+    @property
+    def text(self) -> str:
+        """The text received before the turn ended, the unfinished item's included."""
+        return self._joined("text")
+
+    @property
+    def thinking(self) -> str:
+        return self._joined("thinking")
+
+    def _joined(self, kind: str) -> str:
+        items: list[Any] = [*self.items, self.open_item] if self.open_item else self.items
+        return "".join(
+            item[kind] for item in items if item["type"] in (f"{kind}.done", f"{kind}.delta")
+        )

@@ -53,8 +53,8 @@ from .errors import (
 from .framing import DEFAULT_MAX_FRAME_BYTES, EventStreamFramer, Framer, RawFrame, make_framer
 from .framing.json_body import JSONBodyFramer
 from .protocols import protocol_named
-from .results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata
-from .types import Event, Message
+from .results import AssistantMessage, FinalResponse, PartialResponse, PartialStatus, StreamMetadata
+from .types import Event
 
 
 class StreamDecoder:
@@ -298,13 +298,13 @@ class StreamDecoder:
                 _masked(note, self._redact) for note in self.metadata.diagnostics
             ]
 
-    def _message(self) -> Message:
-        message: Message = {
-            "role": "assistant",
-            "content_items": list(self._assembler.done_items),
-            "usage_metadata": self._assembler.final_usage,
-            "finish_reason": self.metadata.finish_reason,
-        }
+    def _message(self) -> AssistantMessage:
+        message = AssistantMessage(
+            role="assistant",
+            content_items=list(self._assembler.done_items),
+            usage_metadata=self._assembler.final_usage,
+            finish_reason=self.metadata.finish_reason,
+        )
         if self._created_at is not None:
             message["created_at"] = self._created_at
         return message

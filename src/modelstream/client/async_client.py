@@ -21,17 +21,18 @@ from typing import Self
 import httpx
 
 from ..auth.signing import RequestSigner
-from ..errors import StreamError
-from ..results import FinalResponse, PartialResponse
+from ..errors import IncompleteStreamError, StreamError
+from ..messages import Prompt
+from ..results import AssistantMessage, FinalResponse, PartialResponse
 from ..traces.sinks import TracesOption
-from ..types import Config, Event, Message
+from ..types import Config, Event
 from .http_errors import MAX_ERROR_BODY
 from .platforms import PlatformOption
 from .prepare import CallPlan
-from .retry import RetryPolicy
+from .retry import RetryOption
 from .settings import ClientSettings
 from .streams import StreamCall
-from .timeouts import Timeouts
+from .timeouts import TimeoutsOption
 
 _FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
 
@@ -46,8 +47,8 @@ class AsyncClient(ClientSettings):
         api_key: str | None = None,
         base_url: str | None = None,
         client_type: str | None = None,
-        timeouts: Timeouts | None = None,
-        retry: RetryPolicy | None = None,
+        timeouts: TimeoutsOption | None = None,
+        retry: RetryOption | None = None,
         lenient_tool_arguments: bool = False,
         lenient_frames: bool = False,
         http_client: httpx.AsyncClient | None = None,
@@ -71,27 +72,47 @@ class AsyncClient(ClientSettings):
             signer=signer,
             platform=platform,
         )
+        if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
+            raise TypeError(
+                f"http_client must be an httpx.AsyncClient, got {type(http_client).__name__}"
+            )
+        if not callable(sleep):
+            raise TypeError(f"sleep must be a function taking seconds, got {sleep!r}")
         self._sleep = sleep
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=self.timeouts.httpx_timeout())
 
     def stream(
-        self, messages: list[Message], config: Config | None = None, *, model: str | None = None
+        self,
+        messages: Prompt,
+        config: Config | None = None,
+        *,
+        model: str | None = None,
+        timeout: TimeoutsOption | None = None,
+        max_retries: int | None = None,
     ) -> AsyncEventStream:
-        """The events of one turn; the request is sent when the first event is pulled."""
-        plan, call = self._prepare(model, messages, config)
-        return AsyncEventStream(self._events(plan, call), call)
+        """The events of one turn; the request is sent when the first event is pulled.
+
+        `messages` is the user's turn as a str, one message, or the history as a list of
+        messages; `timeout` and `max_retries` override the client's settings for this call."""
+        plan, call = self._prepare(model, messages, config, timeout, max_retries)
+        return AsyncEventStream(lambda stream: self._events(plan, call, stream), call)
 
     async def complete(
-        self, messages: list[Message], config: Config | None = None, *, model: str | None = None
-    ) -> Message:
+        self,
+        messages: Prompt,
+        config: Config | None = None,
+        *,
+        model: str | None = None,
+        timeout: TimeoutsOption | None = None,
+        max_retries: int | None = None,
+    ) -> AssistantMessage:
         """The final assistant message of one turn, or the stream's error."""
-        async with self.stream(messages, config, model=model) as stream:
-            async for _ in stream:
-                pass
-        result = stream.result
-        assert isinstance(result, FinalResponse)  # any other end raised above
-        return result.message
+        stream = self.stream(
+            messages, config, model=model, timeout=timeout, max_retries=max_retries
+        )
+        async with stream:
+            return await stream.get_final_message()
 
     async def aclose(self) -> None:
         if self._owns_http:
@@ -109,9 +130,11 @@ class AsyncClient(ClientSettings):
     ) -> None:
         await self.aclose()
 
-    async def _events(self, plan: CallPlan, call: StreamCall) -> AsyncGenerator[Event]:
+    async def _events(
+        self, plan: CallPlan, call: StreamCall, stream: AsyncEventStream
+    ) -> AsyncGenerator[Event]:
         # each read is capped by the attempt too, so a blocking read overshoots it by at most that
-        timeout = self.timeouts.httpx_timeout(cap_read_by_attempt=True)
+        timeout = call.timeouts.httpx_timeout(cap_read_by_attempt=True)
         try:
             while True:
                 call.begin_attempt()
@@ -164,6 +187,8 @@ class AsyncClient(ClientSettings):
                     raise error
                 await self._sleep(delay)
         except BaseException as exc:
+            if isinstance(exc, Exception):  # not a cancellation: what get_final_message raises
+                stream.error = exc
             call.interrupted(exc)  # break, cancellation, aclose(), or a bug: the partial is kept
             raise
         finally:
@@ -176,14 +201,45 @@ class AsyncEventStream:
     closes the HTTP response at once and leaves the partial (status "cancelled") in `result`;
     so does `break` out of a blocking `for` (docs/client.md, Cancellation)."""
 
-    def __init__(self, events: AsyncGenerator[Event], call: StreamCall) -> None:
-        self._events = events
+    def __init__(
+        self, events: Callable[[AsyncEventStream], AsyncGenerator[Event]], call: StreamCall
+    ) -> None:
         self._call = call
+        self.error: Exception | None = None  # the error that ended the stream, if one did
+        self._events = events(self)
 
     @property
     def result(self) -> FinalResponse | PartialResponse | None:
         """Final after `stop`, partial after an error or cancellation, None while running."""
         return self._call.result
+
+    @property
+    def text_stream(self) -> AsyncIterator[str]:
+        """Only the text as it arrives: `async for piece in stream.text_stream`. Reads the
+        same events (a stream is read once); the stream's error is raised at its end."""
+        return self._text()
+
+    async def _text(self) -> AsyncIterator[str]:
+        async for event in self:
+            for item in event["content_items"]:
+                if item["type"] == "text.delta" and item["text"]:
+                    yield item["text"]
+
+    async def get_final_message(self) -> AssistantMessage:
+        """Read the rest of the stream and return the final assistant message; a stream that
+        did not finish raises its error (which carries the partial), never a partial message."""
+        async for _ in self:
+            pass
+        result = self._call.result
+        if isinstance(result, FinalResponse):
+            return result.message
+        if self.error is not None:
+            raise self.error
+        # closed or cancelled before the end: no provider error to raise, the turn is still cut
+        reason = result.reason if result is not None else "the stream was never read"
+        error = IncompleteStreamError("finish reason", f"the stream was closed early ({reason})")
+        error.partial = result
+        raise error
 
     def __repr__(self) -> str:
         status = self.result.status if self.result else "open"

@@ -8,13 +8,18 @@ HTTP 408/409/429/5xx, and an error event the provider marks retryable (e.g. Anth
 (seconds or an HTTP date; also `retry-after-ms`) — a provider that asks for more than
 `max_retry_after` seconds is not retried, its `ProviderError` carries `retry_after` instead —
 else exponential backoff with full jitter: uniform in [0, min(max_delay, base_delay·2^(n−1))].
+
+What a client takes as `retry` (`retry_policy_from`): a `RetryPolicy`, an int (attempts in all,
+the first included), or `False`/`0` (one attempt, no retries). A call's `max_retries=N` counts
+the retries only: N + 1 attempts.
 """
 
 from __future__ import annotations
 
 import email.utils
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,40 @@ class RetryPolicy:
             raise ValueError("max_attempts must be at least 1")
         if min(self.base_delay, self.max_delay, self.max_retry_after) < 0:
             raise ValueError("delays must not be negative")
+
+
+NO_RETRIES = RetryPolicy(max_attempts=1)
+# What a client's `retry=` accepts (module docstring).
+RetryOption = RetryPolicy | int | Literal[False]
+
+
+def retry_policy_from(value: object, parameter: str = "retry") -> RetryPolicy:
+    """The `RetryPolicy` a setting stands for; a `TypeError` naming `parameter` for anything
+    else (checked when the client is made, not when a retry is first needed)."""
+    if isinstance(value, RetryPolicy):
+        return value
+    if value is False or value == 0:
+        return NO_RETRIES
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{parameter} must be at least 1 attempt (0 or False: no retries)")
+        return RetryPolicy(max_attempts=value)
+    raise TypeError(
+        f"{parameter} must be an int (attempts in all, the first included), a "
+        f"modelstream.RetryPolicy or False (no retries), got {type(value).__name__} {value!r}"
+    )
+
+
+def with_max_retries(policy: RetryPolicy, max_retries: object) -> RetryPolicy:
+    """`policy` with `max_retries` retries after the first attempt (a call's override)."""
+    if not isinstance(max_retries, int) or isinstance(max_retries, bool):
+        raise TypeError(
+            f"max_retries must be an int (retries after the first attempt), got "
+            f"{type(max_retries).__name__} {max_retries!r}"
+        )
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
+    return replace(policy, max_attempts=max_retries + 1)
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:

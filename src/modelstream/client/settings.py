@@ -1,5 +1,10 @@
 """What `Client` and `AsyncClient` share before any IO: their settings, the checks made at
-construction, and turning one call into a `CallPlan` and a `StreamCall`."""
+construction, and turning one call into a `CallPlan` and a `StreamCall`.
+
+Settings are values (`timeouts=30`, `retry=5`, `retry=False`): each is turned into its object
+here, at construction, so a wrong type fails now with a `TypeError` naming the parameter rather
+than deep inside the first call that needs it. A call may override the timeouts and retries
+(`timeout=`, `max_retries=`) for itself."""
 
 from __future__ import annotations
 
@@ -7,15 +12,16 @@ import os
 from collections.abc import Callable
 
 from ..auth.signing import RequestSigner
+from ..messages import Prompt, as_messages
 from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
-from ..types import Config, Message
+from ..types import Config
 from .credentials import Secret
-from .platforms import AmbientSigners, PlatformOption, platform_of
+from .platforms import AmbientSigners, Azure, Bedrock, PlatformOption, Vertex, platform_of
 from .prepare import CallPlan, endpoint_for, plan_call
-from .retry import RetryPolicy
+from .retry import RetryOption, RetryPolicy, retry_policy_from, with_max_retries
 from .streams import StreamCall
-from .timeouts import Timeouts
+from .timeouts import Timeouts, TimeoutsOption, timeouts_from
 
 
 class ClientSettings:
@@ -28,8 +34,8 @@ class ClientSettings:
         api_key: str | None,
         base_url: str | None,
         client_type: str | None,
-        timeouts: Timeouts | None,
-        retry: RetryPolicy | None,
+        timeouts: TimeoutsOption | None,
+        retry: RetryOption | None,
         lenient_tool_arguments: bool,
         lenient_frames: bool,
         random: Callable[[], float],
@@ -37,13 +43,22 @@ class ClientSettings:
         signer: RequestSigner | None = None,
         platform: PlatformOption = None,
     ) -> None:
+        for name, value in (
+            ("model", model),
+            ("api_key", api_key),
+            ("base_url", base_url),
+            ("client_type", client_type),
+        ):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+        _check_options(random=random, traces=traces, signer=signer, platform=platform)
         self.model = model
         self.base_url = base_url
         self.client_type = client_type
-        self.timeouts = timeouts or Timeouts()
-        self.retry = retry or RetryPolicy()
-        self.lenient_tool_arguments = lenient_tool_arguments
-        self.lenient_frames = lenient_frames
+        self.timeouts = timeouts_from(Timeouts() if timeouts is None else timeouts, "timeouts")
+        self.retry = retry_policy_from(RetryPolicy() if retry is None else retry, "retry")
+        self.lenient_tool_arguments = _flag(lenient_tool_arguments, "lenient_tool_arguments")
+        self.lenient_frames = _flag(lenient_frames, "lenient_frames")
         self._api_key = Secret(api_key) if api_key else None
         self._signer = signer
         self.platform = platform_of(platform)
@@ -71,9 +86,17 @@ class ClientSettings:
         )
 
     def _prepare(
-        self, model: str | None, messages: list[Message], config: Config | None
+        self,
+        model: str | None,
+        prompt: Prompt,
+        config: Config | None,
+        timeout: TimeoutsOption | None = None,
+        max_retries: int | None = None,
     ) -> tuple[CallPlan, StreamCall]:
         """Route, pick the key and encode now, so configuration errors raise before any IO."""
+        messages = as_messages(prompt)
+        timeouts = self.timeouts if timeout is None else timeouts_from(timeout, "timeout")
+        retry = self.retry if max_retries is None else with_max_retries(self.retry, max_retries)
         plan = plan_call(
             model or self.model or "",
             messages,
@@ -104,8 +127,8 @@ class ClientSettings:
             model=plan.model,
             url=plan.request.url,
             signer=plan.endpoint.signer,
-            retry=self.retry,
-            timeouts=self.timeouts,
+            retry=retry,
+            timeouts=timeouts,
             lenient_tool_arguments=self.lenient_tool_arguments,
             lenient_frames=self.lenient_frames,
             random=self._random,
@@ -117,3 +140,33 @@ class ClientSettings:
     def _close_traces(self) -> None:
         if self._owns_trace_sinks:
             close_sinks(self._trace_sinks)
+
+
+def _check_options(*, random: object, traces: object, signer: object, platform: object) -> None:
+    """The settings given as objects: a wrong type is named now (an unknown platform *name*
+    stays a ConfigurationError, from `platform_of`)."""
+    if not callable(random):
+        raise TypeError(f"random must be a function returning a float in [0, 1), got {random!r}")
+    if not (traces is None or isinstance(traces, bool | str | os.PathLike) or _is_sinks(traces)):
+        raise TypeError(
+            "traces must be a trace file path, True/False, a TraceStore or a list of trace "
+            f"sinks (objects with .append), got {type(traces).__name__}"
+        )
+    if signer is not None and not callable(getattr(signer, "sign", None)):
+        raise TypeError(f"signer must be a RequestSigner (with .sign), got {type(signer).__name__}")
+    if platform is not None and not isinstance(platform, str | Bedrock | Vertex | Azure):
+        raise TypeError(
+            "platform must be 'bedrock', 'vertex', 'azure', or Bedrock(...), Vertex(...) or "
+            f"Azure(...), got {type(platform).__name__}"
+        )
+
+
+def _is_sinks(value: object) -> bool:
+    sinks = value if isinstance(value, list | tuple) else [value]
+    return all(callable(getattr(sink, "append", None)) for sink in sinks)
+
+
+def _flag(value: object, parameter: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{parameter} must be True or False, got {type(value).__name__}")
+    return value

@@ -15,17 +15,18 @@ from typing import Self
 import httpx
 
 from ..auth.signing import RequestSigner
-from ..errors import StreamError
-from ..results import FinalResponse, PartialResponse
+from ..errors import IncompleteStreamError, StreamError
+from ..messages import Prompt
+from ..results import AssistantMessage, FinalResponse, PartialResponse
 from ..traces.sinks import TracesOption
-from ..types import Config, Event, Message
+from ..types import Config, Event
 from .http_errors import MAX_ERROR_BODY
 from .platforms import PlatformOption
 from .prepare import CallPlan
-from .retry import RetryPolicy
+from .retry import RetryOption
 from .settings import ClientSettings
 from .streams import StreamCall
-from .timeouts import Timeouts, timeout_at
+from .timeouts import TimeoutsOption, timeout_at
 
 _FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
 
@@ -40,8 +41,8 @@ class Client(ClientSettings):
         api_key: str | None = None,
         base_url: str | None = None,
         client_type: str | None = None,
-        timeouts: Timeouts | None = None,
-        retry: RetryPolicy | None = None,
+        timeouts: TimeoutsOption | None = None,
+        retry: RetryOption | None = None,
         lenient_tool_arguments: bool = False,
         lenient_frames: bool = False,
         http_client: httpx.Client | None = None,
@@ -65,27 +66,47 @@ class Client(ClientSettings):
             signer=signer,
             platform=platform,
         )
+        if http_client is not None and not isinstance(http_client, httpx.Client):
+            raise TypeError(
+                f"http_client must be an httpx.Client, got {type(http_client).__name__}"
+            )
+        if not callable(sleep):
+            raise TypeError(f"sleep must be a function taking seconds, got {sleep!r}")
         self._sleep = sleep
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(timeout=self.timeouts.httpx_timeout())
 
     def stream(
-        self, messages: list[Message], config: Config | None = None, *, model: str | None = None
+        self,
+        messages: Prompt,
+        config: Config | None = None,
+        *,
+        model: str | None = None,
+        timeout: TimeoutsOption | None = None,
+        max_retries: int | None = None,
     ) -> EventStream:
-        """The events of one turn; the request is sent when the first event is pulled."""
-        plan, call = self._prepare(model, messages, config)
-        return EventStream(self._events(plan, call), call)
+        """The events of one turn; the request is sent when the first event is pulled.
+
+        `messages` is the user's turn as a str, one message, or the history as a list of
+        messages; `timeout` and `max_retries` override the client's settings for this call."""
+        plan, call = self._prepare(model, messages, config, timeout, max_retries)
+        return EventStream(lambda stream: self._events(plan, call, stream), call)
 
     def complete(
-        self, messages: list[Message], config: Config | None = None, *, model: str | None = None
-    ) -> Message:
+        self,
+        messages: Prompt,
+        config: Config | None = None,
+        *,
+        model: str | None = None,
+        timeout: TimeoutsOption | None = None,
+        max_retries: int | None = None,
+    ) -> AssistantMessage:
         """The final assistant message of one turn, or the stream's error."""
-        with self.stream(messages, config, model=model) as stream:
-            for _ in stream:
-                pass
-        result = stream.result
-        assert isinstance(result, FinalResponse)  # any other end raised above
-        return result.message
+        stream = self.stream(
+            messages, config, model=model, timeout=timeout, max_retries=max_retries
+        )
+        with stream:
+            return stream.get_final_message()
 
     def close(self) -> None:
         if self._owns_http:
@@ -103,9 +124,9 @@ class Client(ClientSettings):
     ) -> None:
         self.close()
 
-    def _events(self, plan: CallPlan, call: StreamCall) -> Generator[Event]:
+    def _events(self, plan: CallPlan, call: StreamCall, stream: EventStream) -> Generator[Event]:
         # each read is capped by the attempt too, so a blocking read overshoots it by at most that
-        timeout = self.timeouts.httpx_timeout(cap_read_by_attempt=True)
+        timeout = call.timeouts.httpx_timeout(cap_read_by_attempt=True)
         try:
             while True:
                 call.begin_attempt()
@@ -153,6 +174,8 @@ class Client(ClientSettings):
                     raise error
                 self._sleep(delay)
         except BaseException as exc:
+            if isinstance(exc, Exception):  # not a cancellation: what get_final_message raises
+                stream.error = exc
             call.interrupted(exc)  # break, cancellation, close(), or a bug: the partial is kept
             raise
         finally:
@@ -165,14 +188,43 @@ class EventStream:
     closes the HTTP response at once and leaves the partial (status "cancelled") in `result`;
     so does `break` out of a blocking `for` (docs/client.md, Cancellation)."""
 
-    def __init__(self, events: Generator[Event], call: StreamCall) -> None:
-        self._events = events
+    def __init__(self, events: Callable[[EventStream], Generator[Event]], call: StreamCall) -> None:
         self._call = call
+        self.error: Exception | None = None  # the error that ended the stream, if one did
+        self._events = events(self)
 
     @property
     def result(self) -> FinalResponse | PartialResponse | None:
         """Final after `stop`, partial after an error or cancellation, None while running."""
         return self._call.result
+
+    @property
+    def text_stream(self) -> Iterator[str]:
+        """Only the text as it arrives: `for piece in stream.text_stream`. Reads the
+        same events (a stream is read once); the stream's error is raised at its end."""
+        return self._text()
+
+    def _text(self) -> Iterator[str]:
+        for event in self:
+            for item in event["content_items"]:
+                if item["type"] == "text.delta" and item["text"]:
+                    yield item["text"]
+
+    def get_final_message(self) -> AssistantMessage:
+        """Read the rest of the stream and return the final assistant message; a stream that
+        did not finish raises its error (which carries the partial), never a partial message."""
+        for _ in self:
+            pass
+        result = self._call.result
+        if isinstance(result, FinalResponse):
+            return result.message
+        if self.error is not None:
+            raise self.error
+        # closed or cancelled before the end: no provider error to raise, the turn is still cut
+        reason = result.reason if result is not None else "the stream was never read"
+        error = IncompleteStreamError("finish reason", f"the stream was closed early ({reason})")
+        error.partial = result
+        raise error
 
     def __repr__(self) -> str:
         status = self.result.status if self.result else "open"
