@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import random as _random
+import ssl
 from asyncio import timeout_at
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from types import TracebackType
@@ -33,6 +34,7 @@ from .retry import RetryOption
 from .settings import ClientSettings
 from .streams import StreamCall
 from .timeouts import TimeoutsOption
+from .tls import ssl_context_for
 
 _FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
 
@@ -57,6 +59,7 @@ class AsyncClient(ClientSettings):
         traces: TracesOption = None,
         signer: RequestSigner | None = None,
         platform: PlatformOption = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         super().__init__(
             model,
@@ -79,8 +82,16 @@ class AsyncClient(ClientSettings):
         if not callable(sleep):
             raise TypeError(f"sleep must be a function taking seconds, got {sleep!r}")
         self._sleep = sleep
+        if ssl_context is not None and not isinstance(ssl_context, ssl.SSLContext):
+            raise TypeError(
+                f"ssl_context must be an ssl.SSLContext, got {type(ssl_context).__name__}"
+            )
         self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=self.timeouts.httpx_timeout())
+        # one TLS context per process (client/tls.py): building one costs ~15 ms of CPU
+        self._http = http_client or httpx.AsyncClient(
+            timeout=self.timeouts.httpx_timeout(),
+            verify=ssl_context_for(self.base_url, ssl_context),
+        )
 
     def stream(
         self,
