@@ -31,6 +31,7 @@ from .grammar import GrammarChecker, check_events
 from .protocols import PROTOCOLS
 from .results import FinalResponse, PartialResponse, StreamMetadata
 from .stream import StreamDecoder, decode_body
+from .tools import FunctionTool, ToolArgumentsError, ToolDefinitionError, tool
 from .types import Config, Event, FinishReason, Message, Usage
 
 __version__ = "0.1.0"
@@ -51,6 +52,7 @@ __all__ = [
     "FinalResponse",
     "FinishReason",
     "FrameTooLargeError",
+    "FunctionTool",
     "GrammarChecker",
     "GrammarViolation",
     "IncompleteStreamError",
@@ -73,10 +75,13 @@ __all__ = [
     "StreamProtocolError",
     "StreamTimeoutError",
     "Timeouts",
+    "ToolArgumentsError",
     "ToolCallArgumentParseError",
+    "ToolDefinitionError",
     "ToolLoopLimitError",
     "UnsupportedParameterError",
     "Usage",
     "check_events",
     "decode_body",
+    "tool",
 ]
