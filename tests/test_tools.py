@@ -10,9 +10,11 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass, field
-from typing import Annotated, Literal, NotRequired, Optional, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from modelstream import FunctionTool, ToolArgumentsError, ToolDefinitionError, tool
 from modelstream.tools import config_with_tool_definitions
@@ -301,8 +303,15 @@ def test_annotated_text_describes_a_parameter_and_a_missing_hint_accepts_anythin
     }
 
 
-def test_a_sync_tool_runs_an_async_function_to_its_end():
+def test_a_blocking_call_runs_an_async_function_to_its_end():
     assert tool(fetch_page).call({"url": "u", "timeout": 1}) == "<html>u in 1.0s</html>"
+
+
+def test_a_blocking_call_from_inside_an_event_loop_runs_an_async_function_on_a_loop_of_its_own():
+    async def main() -> str:
+        return tool(fetch_page).call({"url": "u"})  # type: ignore[no-any-return]
+
+    assert asyncio.run(main()) == "<html>u in 5.0s</html>"
 
 
 @pytest.mark.parametrize(
@@ -376,3 +385,53 @@ def test_tools_need_neither_pydantic_nor_the_docstring_parser_at_import():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Where."
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["name", "at", "start", "end", "Lisbon"]), inner, max_size=3
+        )
+    ),
+    max_leaves=12,
+)
+NUMBER = st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+
+
+def mostly(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Usually a valid value, sometimes any JSON at all."""
+    return st.one_of(valid, valid, valid, valid, JSON)
+
+
+PLACE = st.fixed_dictionaries(
+    {
+        "name": mostly(st.text(max_size=5)),
+        "at": mostly(st.fixed_dictionaries({"latitude": mostly(NUMBER), "longitude": NUMBER})),
+    },
+    optional={"aliases": mostly(st.lists(st.text(max_size=3), max_size=2))},
+)
+FIELDS = {
+    "places": mostly(st.lists(mostly(PLACE), max_size=2)),
+    "unit": mostly(st.sampled_from(["celsius", "fahrenheit"])),
+    "window": mostly(st.fixed_dictionaries({"start": NUMBER}, optional={"end": mostly(NUMBER)})),
+    "ranges": mostly(
+        st.dictionaries(st.text(max_size=3), mostly(st.tuples(NUMBER, NUMBER).map(list)))
+    ),
+}
+ARGUMENTS = mostly(st.fixed_dictionaries(FIELDS)) | st.fixed_dictionaries({}, optional=FIELDS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ARGUMENTS)
+def test_any_json_arguments_are_refused_or_arrive_as_the_hinted_types(arguments):
+    try:
+        checked = tool(forecast).validate(arguments)
+    except ToolArgumentsError as refused:
+        assert refused.problems
+        return
+    assert all(isinstance(place, Place) for place in checked["places"])
+    assert all(isinstance(place.at.latitude, float) for place in checked["places"])
+    assert isinstance(checked["unit"], Unit)
+    assert all(isinstance(pair, tuple) for pair in checked["ranges"].values())

@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable
 
 from ..auth.signing import RequestSigner
-from ..tools import config_with_tool_definitions
 from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
 from ..types import Config, Message
@@ -75,6 +74,8 @@ class ClientSettings:
         self, model: str | None, messages: list[Message], config: Config | None
     ) -> tuple[CallPlan, StreamCall]:
         """Route, pick the key and encode now, so configuration errors raise before any IO."""
+        from ..tools import config_with_tool_definitions  # not imported by a CLI that needs none
+
         config = config_with_tool_definitions(config)  # function tools → their definitions
         plan = plan_call(
             model or self.model or "",

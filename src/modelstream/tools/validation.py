@@ -51,7 +51,12 @@ def json_type(value: Any) -> str:
 
 def preview(value: Any, limit: int = 60) -> str:
     """A short JSON rendering of a value, for messages."""
-    text = orjson.dumps(value, default=repr).decode()
+    try:
+        text = orjson.dumps(value, default=repr).decode()
+    except TypeError:  # an integer past 64 bits, which orjson does not write
+        import json
+
+        text = json.dumps(value, default=repr, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
