@@ -32,6 +32,7 @@ from .messages import Prompt, as_messages, assistant, tool_result, user
 from .protocols import PROTOCOLS
 from .results import AssistantMessage, FinalResponse, PartialResponse, StreamMetadata, ToolCall
 from .stream import StreamDecoder, decode_body
+from .tools import FunctionTool, ToolArgumentsError, ToolDefinitionError, tool
 from .types import Config, Event, FinishReason, Message, Usage
 
 __version__ = "0.1.0"
@@ -53,6 +54,7 @@ __all__ = [
     "FinalResponse",
     "FinishReason",
     "FrameTooLargeError",
+    "FunctionTool",
     "GrammarChecker",
     "GrammarViolation",
     "IncompleteStreamError",
@@ -76,8 +78,10 @@ __all__ = [
     "StreamProtocolError",
     "StreamTimeoutError",
     "Timeouts",
+    "ToolArgumentsError",
     "ToolCall",
     "ToolCallArgumentParseError",
+    "ToolDefinitionError",
     "ToolLoopLimitError",
     "UnsupportedParameterError",
     "Usage",
@@ -85,6 +89,7 @@ __all__ = [
     "assistant",
     "check_events",
     "decode_body",
+    "tool",
     "tool_result",
     "user",
 ]

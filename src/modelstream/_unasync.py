@@ -39,6 +39,7 @@ RENAMES = {
     "aiter_raw": "iter_raw",
     "aiter_bytes": "iter_bytes",
     "aclose": "close",
+    "acall": "call",  # a FunctionTool's
     "anext": "next",
     "from asyncio import timeout_at": "from .timeouts import timeout_at",
     "import asyncio": "import time",
@@ -94,17 +95,6 @@ REWRITES = (
             self.close()
 """,
         "`break` out of a `for` closes a sync stream at once",
-    ),
-    Rewrite(
-        """\
-            if inspect.isawaitable(value):
-                value = await value
-""",
-        """\
-            if inspect.isawaitable(value):
-                raise TypeError("an async tool needs AsyncConversation")
-""",
-        "a blocking conversation cannot await an async tool",
     ),
 )
 

@@ -13,9 +13,8 @@ and regenerate; tests/test_unasync.py fails while the blocking twin is stale.
 from __future__ import annotations
 
 import copy
-import inspect
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +22,19 @@ import orjson
 
 from .errors import ConversationBusyError, InvalidMessageError, ToolLoopLimitError
 from .results import AssistantMessage, FinalResponse, PartialResponse
+from .tools import (
+    FunctionTool,
+    ToolArgumentsError,
+    ToolFunctions,
+    config_offering,
+    runnable_tools,
+)
 from .types import Config, DoneItem, Message, ToolResultDone
 
 if TYPE_CHECKING:
     from .client import AsyncClient, AsyncEventStream, Client, EventStream
 
 UserContent = str | list[DoneItem] | Message
-Tool = Callable[..., Any]
 
 
 def user_message(content: UserContent) -> Message:
@@ -55,25 +60,35 @@ def tool_calls_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(item) for item in message["content_items"] if item["type"] == "tool_call.done"]
 
 
-def _start_tool(tools: Mapping[str, Tool], call: dict[str, Any]) -> Any:
-    """Call the named tool with the call's arguments (its value may still be awaitable)."""
+def _tool_to_call(
+    tools: Mapping[str, FunctionTool[..., Any]], call: dict[str, Any]
+) -> FunctionTool[..., Any]:
     tool = tools.get(call["name"])
     if tool is None:
         raise LookupError(f"no tool named {call['name']!r} was given")
-    return tool(**call["arguments"])
+    return tool
 
 
 def _tool_result(
     call: dict[str, Any], value: Any = None, error: Exception | None = None
 ) -> ToolResultDone:
     """The result item the model reads: the value as text, or what went wrong (it may retry)."""
-    if error is not None:
+    if isinstance(error, ToolArgumentsError):  # its message is written for the model
+        text = f"error: {error}"
+    elif error is not None:
         text = f"error: tool {call['name']!r} failed: {type(error).__name__}: {error}"
     elif isinstance(value, str):
         text = value
     else:
         text = orjson.dumps(value, default=str).decode()
     return {"type": "tool_result.done", "tool_call_id": call["tool_call_id"], "text": text}
+
+
+def _copied_config(config: Config) -> Config:
+    """A deep copy, except for tool functions: a method's object (a database handle, a
+    session) must stay the caller's own."""
+    functions = [entry for entry in config.get("tools") or () if callable(entry)]
+    return copy.deepcopy(config, {id(function): function for function in functions})
 
 
 class _History:
@@ -126,18 +141,25 @@ class AsyncConversation(_History):
     ) -> None:
         super().__init__(history)
         self.client = client
-        self.config: Config = copy.deepcopy(config or {})
+        self.config: Config = _copied_config(config or {})
         self.model = model
         self._busy = threading.Lock()  # taken without waiting, by a task or a thread
 
     @asynccontextmanager
     async def stream(self, content: UserContent) -> AsyncIterator[AsyncEventStream]:
         """Stream one turn; it is recorded only if it ends with `stop`."""
+        async with self._stream(content, self.config) as events:
+            yield events
+
+    @asynccontextmanager
+    async def _stream(
+        self, content: UserContent, config: Config
+    ) -> AsyncIterator[AsyncEventStream]:
         if not self._busy.acquire(blocking=False):
             raise ConversationBusyError()
         try:
             user = user_message(content)
-            stream = self.client.stream([*self._messages, user], self.config, model=self.model)
+            stream = self.client.stream([*self._messages, user], config, model=self.model)
             try:
                 async with stream:
                     yield stream
@@ -148,32 +170,42 @@ class AsyncConversation(_History):
 
     async def send(self, content: UserContent) -> AssistantMessage:
         """One turn to its end; returns the final assistant message or raises."""
-        async with self.stream(content) as events:
+        return await self._send(content, self.config)
+
+    async def _send(self, content: UserContent, config: Config) -> AssistantMessage:
+        async with self._stream(content, config) as events:
             async for _ in events:
                 pass
         assert isinstance(self.last_result, FinalResponse)
         return self.last_result.message
 
     async def run(
-        self, content: UserContent, tools: Mapping[str, Tool], *, max_rounds: int = 8
+        self, content: UserContent, tools: ToolFunctions | None = None, *, max_rounds: int = 8
     ) -> AssistantMessage:
-        """Send, run the tool calls of each final turn, send their results, repeat."""
-        message = await self.send(content)
+        """Send, run the tool calls of each final turn, send their results, repeat.
+
+        The tools are functions (sync or async) or a mapping from name to function, plus any
+        function in `config["tools"]`; every request of the loop offers them to the model
+        (docs/tools.md). Arguments that do not fit a tool's schema, and exceptions a tool
+        raises, go back to the model as error results."""
+        runnable = runnable_tools(self.config.get("tools"), tools)
+        config = config_offering(self.config, runnable)
+        message = await self._send(content, config)
         for _ in range(max_rounds):
             calls = tool_calls_of(message)
             if not calls:
                 return message
-            results = [await self._call(tools, call) for call in calls]
-            message = await self.send(results)
+            results = [await self._call(runnable, call) for call in calls]
+            message = await self._send(results, config)
         if tool_calls_of(message):
             raise ToolLoopLimitError(max_rounds)
         return message
 
-    async def _call(self, tools: Mapping[str, Tool], call: dict[str, Any]) -> DoneItem:
+    async def _call(
+        self, tools: Mapping[str, FunctionTool[..., Any]], call: dict[str, Any]
+    ) -> DoneItem:
         try:
-            value = _start_tool(tools, call)
-            if inspect.isawaitable(value):
-                value = await value
+            value = await _tool_to_call(tools, call).acall(call["arguments"])
         except Exception as exc:
             return _tool_result(call, error=exc)
         return _tool_result(call, value)
@@ -195,18 +227,23 @@ class Conversation(_History):
     ) -> None:
         super().__init__(history)
         self.client = client
-        self.config: Config = copy.deepcopy(config or {})
+        self.config: Config = _copied_config(config or {})
         self.model = model
         self._busy = threading.Lock()  # taken without waiting, by a task or a thread
 
     @contextmanager
     def stream(self, content: UserContent) -> Iterator[EventStream]:
         """Stream one turn; it is recorded only if it ends with `stop`."""
+        with self._stream(content, self.config) as events:
+            yield events
+
+    @contextmanager
+    def _stream(self, content: UserContent, config: Config) -> Iterator[EventStream]:
         if not self._busy.acquire(blocking=False):
             raise ConversationBusyError()
         try:
             user = user_message(content)
-            stream = self.client.stream([*self._messages, user], self.config, model=self.model)
+            stream = self.client.stream([*self._messages, user], config, model=self.model)
             try:
                 with stream:
                     yield stream
@@ -217,32 +254,40 @@ class Conversation(_History):
 
     def send(self, content: UserContent) -> AssistantMessage:
         """One turn to its end; returns the final assistant message or raises."""
-        with self.stream(content) as events:
+        return self._send(content, self.config)
+
+    def _send(self, content: UserContent, config: Config) -> AssistantMessage:
+        with self._stream(content, config) as events:
             for _ in events:
                 pass
         assert isinstance(self.last_result, FinalResponse)
         return self.last_result.message
 
     def run(
-        self, content: UserContent, tools: Mapping[str, Tool], *, max_rounds: int = 8
+        self, content: UserContent, tools: ToolFunctions | None = None, *, max_rounds: int = 8
     ) -> AssistantMessage:
-        """Send, run the tool calls of each final turn, send their results, repeat."""
-        message = self.send(content)
+        """Send, run the tool calls of each final turn, send their results, repeat.
+
+        The tools are functions (sync or async) or a mapping from name to function, plus any
+        function in `config["tools"]`; every request of the loop offers them to the model
+        (docs/tools.md). Arguments that do not fit a tool's schema, and exceptions a tool
+        raises, go back to the model as error results."""
+        runnable = runnable_tools(self.config.get("tools"), tools)
+        config = config_offering(self.config, runnable)
+        message = self._send(content, config)
         for _ in range(max_rounds):
             calls = tool_calls_of(message)
             if not calls:
                 return message
-            results = [self._call(tools, call) for call in calls]
-            message = self.send(results)
+            results = [self._call(runnable, call) for call in calls]
+            message = self._send(results, config)
         if tool_calls_of(message):
             raise ToolLoopLimitError(max_rounds)
         return message
 
-    def _call(self, tools: Mapping[str, Tool], call: dict[str, Any]) -> DoneItem:
+    def _call(self, tools: Mapping[str, FunctionTool[..., Any]], call: dict[str, Any]) -> DoneItem:
         try:
-            value = _start_tool(tools, call)
-            if inspect.isawaitable(value):
-                raise TypeError("an async tool needs AsyncConversation")
+            value = _tool_to_call(tools, call).call(call["arguments"])
         except Exception as exc:
             return _tool_result(call, error=exc)
         return _tool_result(call, value)

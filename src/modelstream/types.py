@@ -6,6 +6,7 @@ translation layer (see `modelstream.jsonwire` for bytes-as-base64).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, NotRequired, TypedDict, get_args
 
 Role = Literal["user", "assistant"]
@@ -206,7 +207,7 @@ class Config(TypedDict, total=False):
     top_p: float
     stop: list[str]
     seed: int
-    tools: list[ToolSchema]
+    tools: list[ToolSchema | Callable[..., Any]]  # a function is described (modelstream.tool)
     tool_choice: ToolChoice
     parallel_tool_calls: bool
     response_format: dict[str, Any]

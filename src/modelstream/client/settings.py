@@ -94,7 +94,10 @@ class ClientSettings:
         max_retries: int | None = None,
     ) -> tuple[CallPlan, StreamCall]:
         """Route, pick the key and encode now, so configuration errors raise before any IO."""
+        from ..tools import config_with_tool_definitions  # not imported by a CLI that needs none
+
         messages = as_messages(prompt)
+        config = config_with_tool_definitions(config)  # function tools → their definitions
         timeouts = self.timeouts if timeout is None else timeouts_from(timeout, "timeout")
         retry = self.retry if max_retries is None else with_max_retries(self.retry, max_retries)
         plan = plan_call(
