@@ -18,9 +18,8 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from .errors import ConversationBusyError, InvalidMessageError, ToolLoopLimitError
+from .messages import tool_result
 from .results import AssistantMessage, FinalResponse, PartialResponse
 from .tools import (
     FunctionTool,
@@ -73,15 +72,13 @@ def _tool_result(
     call: dict[str, Any], value: Any = None, error: Exception | None = None
 ) -> ToolResultDone:
     """The result item the model reads: the value as text, or what went wrong (it may retry)."""
+    call_id = call["tool_call_id"]
     if isinstance(error, ToolArgumentsError):  # its message is written for the model
-        text = f"error: {error}"
-    elif error is not None:
-        text = f"error: tool {call['name']!r} failed: {type(error).__name__}: {error}"
-    elif isinstance(value, str):
-        text = value
-    else:
-        text = orjson.dumps(value, default=str).decode()
-    return {"type": "tool_result.done", "tool_call_id": call["tool_call_id"], "text": text}
+        return tool_result(call_id, str(error), is_error=True)
+    if error is not None:
+        failure = f"tool {call['name']!r} failed: {type(error).__name__}: {error}"
+        return tool_result(call_id, failure, is_error=True)
+    return tool_result(call_id, value)
 
 
 def _copied_config(config: Config) -> Config:
