@@ -63,7 +63,7 @@ def test_an_in_stream_error_and_model_text_that_echo_the_key_are_relayed_masked(
         texts = [i.get("text") for e in stream.events for i in e["content_items"]]
         assert "the key you sent is ***." in texts
         (error,) = stream.errors
-        assert error["type"] == "ProviderError"
+        assert error["type"] == "OverloadedError"  # Anthropic's overloaded_error, by its cause
         assert "overloaded (key ***)" in error["message"]
     server.stop()  # closes the trace file
     with sqlite3.connect(traces) as db:
