@@ -130,3 +130,22 @@ def test_an_upstream_that_cannot_be_reached_is_a_connection_error_on_the_far_sid
     assert (error.host, error.reason) == (f"http://127.0.0.1:{port}", "refused")
     assert error.model == upstream_model
     assert str(error).startswith(f"could not connect to http://127.0.0.1:{port} (anthropic, ")
+
+
+@pytest.mark.parametrize(
+    ("options", "cause", "status"),
+    [
+        ({"api_key": "msk-wrong-key-0123"}, AuthenticationError, 401),
+        ({"model": "no-such-model"}, NotFoundError, 404),
+    ],
+)
+def test_the_server_s_own_refusals_are_the_same_classes(
+    serve: Serve, emu: Emulator, options: dict[str, str], cause: type[ProviderError], status: int
+) -> None:
+    outcome = drive("sync", serve().url, **options)
+
+    error = outcome.error
+    assert type(error) is cause and error.status == status
+    assert (error.provider, error.retryable) == ("modelstream", False)
+    assert "msk-wrong-key-0123" not in str(error)
+    assert emu.requests == []

@@ -135,10 +135,11 @@ def error_document(
 
 # --- the cause -------------------------------------------------------------------------------
 
-# Error types, codes and reasons that name a cause, whatever the status (an in-stream error has
-# none). From the providers' error references: OpenAI (`type`, `code`), Anthropic (`type`),
-# Gemini (`status`, ErrorInfo `reason`), Bedrock (`x-amzn-ErrorType` / exception type; the
-# event-stream exceptions are spelled with a small initial).
+# Error types, codes and reasons that name a cause when the status does not (an in-stream error
+# has none), tried in this order. From the providers' error references: OpenAI (`type`,
+# `code`), Anthropic (`type`), Gemini (`status`, ErrorInfo `reason`), Bedrock
+# (`x-amzn-ErrorType` / exception type; the event-stream exceptions are spelled with a small
+# initial). A bad key is read before the status: Gemini says it with a 400, AWS with a 403.
 _BAD_KEY = frozenset(
     {
         "authentication_error",  # Anthropic 401
@@ -211,6 +212,18 @@ _CAUSES: tuple[tuple[type[ProviderError], frozenset[str]], ...] = (
         ),
     ),
 )
+# What a status says on its own (any other 5xx: ServerError).
+_STATUS_CAUSES: dict[int, type[ProviderError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    413: BadRequestError,
+    422: BadRequestError,
+    429: RateLimitError,
+    503: OverloadedError,
+    529: OverloadedError,  # Anthropic's overloaded_error
+}
 # A quota used up, not a rate: waiting does not help, so it is not retried (OpenAI: "You
 # exceeded your current quota, please check your plan and billing details").
 _QUOTA_EXHAUSTED = frozenset({"insufficient_quota"})
@@ -281,21 +294,10 @@ def provider_error_class(status: int | None, kinds: set[str], message: str) -> t
 
 
 def _by_status(status: int) -> type[ProviderError] | None:
-    if status == 401:
-        return AuthenticationError
-    if status == 403:
-        return PermissionDeniedError
-    if status == 404:
-        return NotFoundError
-    if status in (400, 413, 422):
-        return BadRequestError
-    if status == 429:
-        return RateLimitError
-    if status in (503, 529):
-        return OverloadedError
-    if 500 <= status <= 599:
+    cause = _STATUS_CAUSES.get(status)
+    if cause is None and 500 <= status <= 599:
         return ServerError
-    return None
+    return cause
 
 
 def _http_like(status: int | None, code: str | int | None) -> int | None:
