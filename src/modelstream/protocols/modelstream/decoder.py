@@ -181,17 +181,7 @@ _PROVIDER_ERRORS: tuple[type[ProviderError], ...] = (
     ServerError,
     OverloadedError,
 )
-_PROVIDER_FIELDS = (
-    "status",
-    "error_type",
-    "code",
-    "provider_message",
-    "retryable",
-    "retry_after",
-    "provider",
-    "model",
-)
-_PROVIDER_DEFAULTS: dict[str, Any] = {
+_PROVIDER_DEFAULTS: dict[str, Any] = {  # its fields(), each with its default
     "status": None,
     "error_type": None,
     "code": None,
@@ -201,6 +191,7 @@ _PROVIDER_DEFAULTS: dict[str, Any] = {
     "provider": None,
     "model": None,
 }
+_PROVIDER_FIELDS = tuple(_PROVIDER_DEFAULTS)
 
 # The stream errors raised as themselves, with the fields their error object carries (their
 # `fields()`) and defaults for the attributes it does not carry. Any other type the server sends
