@@ -373,7 +373,7 @@ def test_chat_exits_1_with_the_error_after_retrying_a_500(emu):
     emu.queue(*[Reply.status(500, retry_after=0.01) for _ in range(attempts)])
     result = run_cli(*chat_args(emu, "anthropic-messages"), **{KEY_VAR: KEY})
     assert result.returncode == 1
-    assert summary_row(result.stdout, "error").startswith("ProviderError: ")
+    assert summary_row(result.stdout, "error").startswith("ServerError: ")
     assert "HTTP 500" in summary_row(result.stdout, "error")
     assert [r.status for r in emu.requests] == [500] * attempts
 
@@ -384,7 +384,7 @@ def test_chat_json_ends_with_an_error_line_after_retrying_a_500(emu):
     result = run_cli(*chat_args(emu, "openai-chat", "--json"), **{KEY_VAR: KEY})
     assert result.returncode == 1
     (line,) = json_lines(result.stdout)
-    assert line["error"]["type"] == "ProviderError"
+    assert line["error"]["type"] == "ServerError"
     assert line["error"]["status"] == 500
     assert line["error"]["partial_status"] == "failed"
     assert KEY not in result.stdout

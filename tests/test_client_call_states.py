@@ -9,7 +9,7 @@ import re
 import httpx
 import pytest
 
-from modelstream import FinalResponse, IncompleteStreamError
+from modelstream import FinalResponse, ProviderConnectionError
 from modelstream.client import RetryPolicy, Timeouts, streams
 from modelstream.client.streams import CallState, CallStateError, StreamCall
 from modelstream.testing import Turn, render
@@ -71,7 +71,7 @@ def test_a_failure_before_any_event_is_retried_as_a_new_attempt() -> None:
     call = new_call()
     call.begin_attempt()
     error = call.fail(httpx.ConnectError("refused"))
-    assert isinstance(error, IncompleteStreamError)
+    assert isinstance(error, ProviderConnectionError)  # nothing was sent: retried
     assert state(call) is CallState.FAILED
     assert call.retry_delay(error) is not None
     assert state(call) is CallState.RETRYING
@@ -85,11 +85,11 @@ def test_the_last_failure_ends_the_call_and_nothing_may_follow() -> None:
     error = call.fail(httpx.ConnectError("refused"))
     assert error is not None and call.retry_delay(error) is None
     assert state(call) is CallState.ENDED
-    assert call.result is not None and call.result.status == "incomplete"
+    assert call.result is not None and call.result.status == "failed"
     with pytest.raises(CallStateError, match=r"state ENDED cannot take the event 'begin'"):
         call.begin_attempt()
     call.interrupted(error)  # the shell's catch-all after raising: the partial stays
-    assert call.result is not None and call.result.status == "incomplete"
+    assert call.result is not None and call.result.status == "failed"
 
 
 def test_a_call_out_of_order_names_the_state_and_the_event() -> None:

@@ -9,7 +9,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from modelstream import IncompleteStreamError, ProviderError
+from modelstream import IncompleteStreamError, ProviderConnectionError, ProviderError
 from modelstream.client import RetryPolicy
 from modelstream.client.http_errors import provider_error_from_http
 from modelstream.client.retry import backoff_delay, parse_retry_after, retry_delay
@@ -72,11 +72,11 @@ def test_retry_after_is_read_as_seconds_an_http_date_or_milliseconds(
     [
         (
             429,
-            b'{"error": {"message": "You exceeded your quota", "type": "insufficient_quota",'
-            b' "param": null, "code": "insufficient_quota"}}',
-            "insufficient_quota",
-            "insufficient_quota",
-            "You exceeded your quota",
+            b'{"error": {"message": "Rate limit reached for requests", "type": "requests",'
+            b' "param": null, "code": "rate_limit_exceeded"}}',
+            "requests",
+            "rate_limit_exceeded",
+            "Rate limit reached",
         ),
         (
             529,
@@ -208,7 +208,7 @@ def test_a_retryable_error_event_before_the_first_event_is_retried(
     assert len(emu.requests) == 2
 
 
-def test_an_unreachable_host_is_retried_then_raised_as_an_incomplete_stream(
+def test_an_unreachable_host_is_retried_then_raised_as_a_connection_error(
     drive: Drive,
 ) -> None:
     with socket.socket() as probe:  # a port nobody listens on
@@ -218,10 +218,11 @@ def test_an_unreachable_host_is_retried_then_raised_as_an_incomplete_stream(
         CLAUDE, base_url=f"http://127.0.0.1:{port}", retry=RetryPolicy(max_attempts=2)
     )
 
-    assert isinstance(outcome.error, IncompleteStreamError)
+    assert isinstance(outcome.error, ProviderConnectionError)
+    assert not isinstance(outcome.error, IncompleteStreamError)
     assert f"could not connect to http://127.0.0.1:{port}" in str(outcome.error)
     assert len(outcome.sleeps) == 1
-    assert outcome.result is not None and outcome.result.status == "incomplete"
+    assert outcome.result is not None and outcome.result.status == "failed"
 
 
 def test_max_attempts_of_one_disables_retries(drive: Drive, emu: Emulator) -> None:

@@ -324,7 +324,7 @@ def test_replay_decodes_a_bin_body_to_jsonl(name: str, status: int) -> None:
         assert lines[0]["content_items"] == [{"type": "text.delta", "text": "before error"}]
         error = lines[-1]["error"]
         assert (error["type"], error["error_type"]) == (
-            "ProviderError",
+            "ServerError",  # the model failed while streaming (originalStatusCode 424)
             "modelStreamErrorException",
         )
         assert error["retryable"] is True

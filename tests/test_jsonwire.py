@@ -216,6 +216,8 @@ def test_a_provider_error_object_carries_the_provider_facts():
         "provider_message": "Overloaded",
         "retryable": True,
         "retry_after": 2.0,
+        "provider": None,
+        "model": None,
     }
 
 

@@ -1,5 +1,6 @@
 """The upstream key never leaves the server in a stream: an in-stream provider error event, or
-model text, that echoes it is relayed and stored with the key masked (docs/server.md)."""
+model text, that echoes it is relayed and stored with the key masked (docs/server.md), where it
+stands as a whole token and is 8 characters or more (issue 10 item 6)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,18 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 
 from modelstream.testing import Emulator, Reply, Turn
-from test_server_support import AUTH, UPSTREAM_KEY, Serve, post_stream, read_sse, stream_body
+from test_server_support import (
+    AUTH,
+    UPSTREAM_KEY,
+    UPSTREAM_KEY_ENV,
+    Serve,
+    post_stream,
+    read_sse,
+    stream_body,
+)
 
 pytest_plugins = ["test_server_support"]
 
@@ -63,7 +73,7 @@ def test_an_in_stream_error_and_model_text_that_echo_the_key_are_relayed_masked(
         texts = [i.get("text") for e in stream.events for i in e["content_items"]]
         assert "the key you sent is ***." in texts
         (error,) = stream.errors
-        assert error["type"] == "ProviderError"
+        assert error["type"] == "OverloadedError"  # Anthropic's overloaded_error, by its cause
         assert "overloaded (key ***)" in error["message"]
     server.stop()  # closes the trace file
     with sqlite3.connect(traces) as db:
@@ -82,3 +92,37 @@ def test_a_key_in_a_tool_call_argument_is_masked_too(serve: Serve, emu: Emulator
         dict(i) for e in stream.events for i in e["content_items"] if i["type"].endswith(".done")
     ]
     assert [d["arguments"] for d in done] == [{"note": "remember ***"}]
+
+
+def test_a_short_upstream_key_is_not_masked_so_model_text_is_relayed_and_stored_unchanged(
+    serve: Serve, emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(UPSTREAM_KEY_ENV, "ollama")  # a local server's placeholder key
+    hint = "try `ollama pull llama3.2`, then ask again"
+    traces = tmp_path / "traces.sqlite3"
+    emu.queue(Reply.turn(Turn.text(hint)))
+    server = serve(traces=str(traces))
+    with httpx.Client(base_url=server.url) as http:
+        live = post_stream(http, stream_body("chat", trace_id="short-key"))
+        replay = read_sse(http.get(f"/v1/streams/{live.response_id}", headers=AUTH))
+
+    assert "ollama" in " ".join(r.headers.get("authorization", "") for r in emu.requests)
+    for stream in (live, replay):
+        done = [i for e in stream.events for i in e["content_items"] if i["type"] == "text.done"]
+        assert [item["text"] for item in done] == [hint]
+    server.stop()  # closes the trace file
+    with sqlite3.connect(traces) as db:
+        (body,) = db.execute("SELECT body FROM turns").fetchone()
+    assert hint.encode() in body and b"***" not in body
+
+
+def test_a_key_that_is_only_part_of_a_longer_word_is_relayed_as_it_is(
+    serve: Serve, emu: Emulator
+) -> None:
+    glued = f"prefix{UPSTREAM_KEY}"  # not the key: a longer word that contains it
+    emu.queue(Reply.turn(Turn.text(f"{glued} and {UPSTREAM_KEY}\nagain")))
+    with httpx.Client(base_url=serve().url) as http:
+        stream = post_stream(http, stream_body("anthropic"))
+
+    done = [i for e in stream.events for i in e["content_items"] if i["type"] == "text.done"]
+    assert [item["text"] for item in done] == [f"{glued} and ***\nagain"]

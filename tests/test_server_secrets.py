@@ -13,6 +13,7 @@ from test_server_support import (
     AUTH,
     CLIENT_KEY,
     UPSTREAM_KEY,
+    UPSTREAM_KEY_ENV,
     Serve,
     post_stream,
     read_sse,
@@ -55,3 +56,28 @@ def test_no_key_appears_in_logs_error_bodies_or_events(
         for key in (UPSTREAM_KEY, CLIENT_KEY, GUESSED_KEY):
             assert key not in text
     assert all(UPSTREAM_KEY in " ".join(r.headers.values()) for r in emu.requests)
+
+
+def test_a_short_upstream_key_is_never_written_by_the_server_itself(
+    serve: Serve, emu: Emulator, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Shorter than the masking length, so nothing would mask it: nothing may write it at all.
+    short = "Zq7xW"
+    monkeypatch.setenv(UPSTREAM_KEY_ENV, short)
+    caplog.set_level(logging.DEBUG)
+    emu.queue(Reply.turn(Turn.text("fine")), Reply.status(401), Reply.status(503))
+    server = serve()
+    seen: list[str] = []
+    with httpx.Client(base_url=server.url) as http:
+        for _ in range(3):
+            stream = post_stream(http, stream_body("anthropic"))
+            seen.append(stream.raw.decode())
+            replay = http.get(f"/v1/streams/{stream.response_id}", headers=AUTH)
+            seen.append(read_sse(replay).raw.decode())
+        seen.append(http.get("/v1/models", headers=AUTH).text)
+
+    logged = [record.getMessage() + (record.exc_text or "") for record in caplog.records]
+    assert any("AuthenticationError" in text for text in seen)  # the refusal was relayed
+    assert all(short in " ".join(r.headers.values()) for r in emu.requests)  # and sent
+    for text in seen + logged:
+        assert short not in text

@@ -109,7 +109,7 @@ def test_an_upstream_refusal_after_acceptance_is_an_error_line_with_its_status(
 
     assert stream.events == []
     (error,) = stream.errors
-    assert error["type"] == "ProviderError" and error["status"] == 400
+    assert error["type"] == "BadRequestError" and error["status"] == 400
     assert stream.done
 
 

@@ -217,7 +217,13 @@ class StreamTimeoutError(IncompleteStreamError):
 
 
 class ProviderError(StreamError):
-    """The provider refused the request or reported an error in the stream."""
+    """The provider refused the request or reported an error in the stream.
+
+    Raised as the subclass that names the cause (`AuthenticationError`, `RateLimitError`, ...,
+    chosen by `modelstream.error_bodies.provider_error` from the status and the provider's error
+    type, code and message); a cause none of them names stays a plain `ProviderError`."""
+
+    cause = "provider error"  # how the message opens: what went wrong, in a few words
 
     def __init__(
         self,
@@ -229,6 +235,7 @@ class ProviderError(StreamError):
         retryable: bool = False,
         retry_after: float | None = None,
         provider: str | None = None,
+        model: str | None = None,
     ) -> None:
         self.status = status
         self.error_type = error_type
@@ -237,10 +244,23 @@ class ProviderError(StreamError):
         self.retryable = retryable
         self.retry_after = retry_after
         self.provider = provider
-        parts = [p for p in (provider, f"HTTP {status}" if status else None, error_type) if p]
-        if code is not None and str(code) != error_type:
-            parts.append(f"code {code}")
-        super().__init__(f"provider error ({', '.join(parts) or 'unspecified'}): {message}")
+        self.model = model
+        super().__init__(self._summary())
+
+    def name_model(self, model: str) -> None:
+        """Name the model the call asked for in the message, when the error did not know it
+        (a decoder knows the provider, the call knows the model)."""
+        if self.model is None and model:
+            self.model = model
+            self.args = (self._summary(),)
+
+    def _summary(self) -> str:
+        parts = [self.provider, f"model {self.model}" if self.model else None]
+        parts += [f"HTTP {self.status}" if self.status else None, self.error_type]
+        if self.code is not None and str(self.code) != self.error_type:
+            parts.append(f"code {self.code}")
+        facts = ", ".join(p for p in parts if p) or "unspecified"
+        return f"{self.cause} ({facts}): {one_line(self.provider_message)}"
 
     def fields(self) -> dict[str, Any]:
         return {
@@ -250,7 +270,118 @@ class ProviderError(StreamError):
             "provider_message": self.provider_message,
             "retryable": self.retryable,
             "retry_after": self.retry_after,
+            "provider": self.provider,
+            "model": self.model,
         }
+
+
+class AuthenticationError(ProviderError):
+    """The provider did not accept the credentials: a missing, wrong, expired or revoked key
+    (HTTP 401; a 403 or 400 whose type says the key is bad, as AWS and Gemini send)."""
+
+    cause = "authentication failed"
+
+
+class PermissionDeniedError(ProviderError):
+    """The key is valid but may not use this model or resource (HTTP 403)."""
+
+    cause = "permission denied"
+
+
+class NotFoundError(ProviderError):
+    """The model, deployment or endpoint does not exist, or is not visible to this key (404)."""
+
+    cause = "not found"
+
+
+class BadRequestError(ProviderError):
+    """The provider rejected the request as malformed or invalid (HTTP 400, 413, 422)."""
+
+    cause = "bad request"
+
+
+class ContextWindowExceededError(BadRequestError):
+    """The prompt (with `max_tokens`) does not fit the model's context window, as the provider
+    said: shorten the conversation or lower `max_tokens`."""
+
+    cause = "context window exceeded"
+
+
+class RateLimitError(ProviderError):
+    """Too many requests or tokens for the account's limits (HTTP 429), or its quota is used
+    up; `retry_after` holds the wait the provider asked for, when it said."""
+
+    cause = "rate limited"
+
+
+class ServerError(ProviderError):
+    """The provider failed on its side (HTTP 5xx): retried, as it may pass."""
+
+    cause = "server error"
+
+
+class OverloadedError(ServerError):
+    """The provider is over capacity for now (Anthropic 529 `overloaded_error`, HTTP 503):
+    retried, as it may pass."""
+
+    cause = "overloaded"
+
+
+class ProviderConnectionError(StreamError):
+    """The request never reached the provider: the host name did not resolve, the connection
+    was refused, or the TLS handshake failed (after the retries). Nothing was sent, so nothing
+    was received: the partial is empty, and the request may be sent again as it is.
+
+    `reason` is "dns", "refused", "tls" or "connect" (anything else); `host` is the origin
+    (scheme, host and port), never the path or query."""
+
+    def __init__(
+        self,
+        host: str,
+        reason: str,
+        detail: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        attempts: int = 1,
+    ) -> None:
+        self.host = host
+        self.reason = reason
+        self.detail = detail
+        self.provider = provider
+        self.model = model
+        self.attempts = attempts
+        what = {
+            "dns": "the host name did not resolve",
+            "refused": "the connection was refused",
+            "tls": "the TLS handshake failed",
+        }.get(reason, "the connection failed")
+        facts = [provider, f"model {model}" if model else None]
+        facts.append(f"{attempts} attempts" if attempts > 1 else None)
+        named = ", ".join(f for f in facts if f)
+        super().__init__(
+            f"could not connect to {host}"
+            + (f" ({named})" if named else "")
+            + f": {what}"
+            + (f" ({one_line(detail)})" if detail else "")
+        )
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "reason": self.reason,
+            "attempts": self.attempts,
+            "provider": self.provider,
+            "model": self.model,
+        }
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks (and the indentation after them) folded into single spaces:
+    an error message is one line, whatever the provider wrote."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
 class StreamProtocolError(StreamError):

@@ -17,7 +17,13 @@ from rich.console import Console
 from rich.text import Text
 
 from .. import jsonwire
-from ..errors import LostContentError, ProviderError, StreamError, ToolCallArgumentParseError
+from ..errors import (
+    LostContentError,
+    ProviderConnectionError,
+    ProviderError,
+    StreamError,
+    ToolCallArgumentParseError,
+)
 from ..items import BY_TYPE, Join, Kind, kind_of
 from ..results import PartialResponse, StreamMetadata
 from ..types import Event, Usage
@@ -158,6 +164,10 @@ class PrettyRenderer:
 
     def failed(self, error: StreamError, metadata: StreamMetadata) -> None:
         self._header(metadata)
+        if isinstance(error, ProviderConnectionError):  # nothing was sent: no partial to show
+            self._end_line()
+            self._print(Text(f"error: {error}", style="bold red"), soft_wrap=True)
+            return
         rows = [("error", Text(f"{type(error).__name__}: {error}", style="bold red"))]
         partial = error.partial
         if partial is not None:

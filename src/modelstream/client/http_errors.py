@@ -1,13 +1,19 @@
 """An HTTP error response, read into a `ProviderError` with the provider's own type, code and
 message (the body is read by the protocol's `read_error_body`, by default
-`modelstream.error_bodies.read_error_body`, which knows the OpenAI, Anthropic and Google shapes)."""
+`modelstream.error_bodies.read_error_body`, which knows the OpenAI, Anthropic and Google shapes),
+as the subclass that names its cause (`error_bodies.provider_error`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 
-from ..error_bodies import ErrorBodyReader, is_retryable_status, read_error_body
+from ..error_bodies import (
+    ErrorBodyReader,
+    is_retryable_status,
+    provider_error,
+    read_error_body,
+)
 from ..errors import ProviderError
 from .retry import parse_retry_after
 
@@ -21,6 +27,7 @@ def provider_error_from_http(
     *,
     provider: str,
     now: float,
+    model: str | None = None,
     redact: Callable[[str], str] | None = None,
     read_body: ErrorBodyReader = read_error_body,
 ) -> ProviderError:
@@ -35,14 +42,16 @@ def provider_error_from_http(
     retry_after = parse_retry_after(headers, now)
     if retry_after is None:
         retry_after = read.retry_delay
-    error = ProviderError(
+    error = provider_error(
         message,
         status=status,
         error_type=read.error_type,
         code=read.code,
+        reason=read.reason,
         retryable=is_retryable_status(status),
         retry_after=retry_after,
         provider=provider,
+        model=model,
     )
     if redact is not None:  # the message may echo a credential: the signer masks it
         error.redact(redact)

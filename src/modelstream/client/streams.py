@@ -55,6 +55,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import enum
+import socket
+import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -67,6 +69,7 @@ from ..errors import (
     IncompleteStreamError,
     ModelstreamError,
     PoolExhaustedError,
+    ProviderConnectionError,
     ProviderError,
     StreamError,
     StreamTimeoutError,
@@ -272,6 +275,7 @@ class StreamCall:
             body,
             provider=self.provider,
             now=self._wall(),
+            model=self.model,
             redact=self._signer.redact if self._signer is not None else None,
             read_body=REGISTRY[self.protocol].read_error_body,
         )
@@ -341,6 +345,8 @@ class StreamCall:
         error = self._as_stream_error(exc)
         if error is not exc:
             error.__cause__ = exc
+        if isinstance(error, ProviderError) and self._resume is None:
+            error.name_model(self.model)  # a relayed error names the server's upstream already
         if self._signer is not None:  # a provider's message may echo the key (SPEC §4)
             error.redact(self._signer.redact)
         if self._resume is not None and self._resumable(exc):
@@ -507,7 +513,18 @@ class StreamCall:
             if isinstance(exc, httpx.ConnectTimeout):
                 return StreamTimeoutError("connect", self.timeouts.connect, missing)
             return StreamTimeoutError("idle", self.timeouts.idle, missing)
-        if isinstance(exc, httpx.ConnectError):
+        if isinstance(exc, httpx.ConnectError) and not self.delivered:
+            # nothing was sent, nothing received: not an incomplete stream (docs/client.md)
+            reason, detail = _connect_failure(exc)
+            return ProviderConnectionError(
+                _origin(self.url),
+                reason,
+                detail,
+                provider=self.provider,
+                model=self.model,
+                attempts=self.attempt,
+            )
+        if isinstance(exc, httpx.ConnectError):  # a resume after events: the turn is partial
             detail = f"could not connect to {_origin(self.url)}: {exc}"
         else:
             detail = f"the connection broke: {type(exc).__name__}: {exc}"
@@ -525,6 +542,21 @@ def _server_refusal(body: bytes) -> ModelstreamError | None:
         return None
     refused = error_from_wire(error, refusal=True)
     return None if isinstance(refused, StreamError) else refused
+
+
+def _connect_failure(exc: httpx.ConnectError) -> tuple[str, str]:
+    """Why a connection was not made ("dns", "refused", "tls" or "connect") and the system's
+    words for it, read from the OS error that httpx (through httpcore) raised it from."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, socket.gaierror):
+            return "dns", str(cause)
+        if isinstance(cause, ConnectionRefusedError):
+            return "refused", ""
+        if isinstance(cause, ssl.SSLError):
+            return "tls", str(cause)
+        cause = cause.__cause__ or cause.__context__
+    return "connect", str(exc)
 
 
 def _origin(url: str) -> str:

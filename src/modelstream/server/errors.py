@@ -1,12 +1,14 @@
 """What the server answers when it refuses a request, and the error that ends a stream the
-server itself cancelled. Error bodies are `{"error": {"type", "message", ...}}` (SPEC §7)."""
+server itself cancelled. Error bodies are `{"error": {"type", "message", ...}}` (SPEC §7); a
+refusal's type is the error class a modelstream client raises for its status where there is one
+(`AuthenticationError` for 401, `NotFoundError` for 404)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ModelstreamError
+from ..errors import AuthenticationError, ModelstreamError, NotFoundError
 
 
 class Refusal(Exception):
@@ -39,7 +41,7 @@ class Refusal(Exception):
 def unauthorized() -> Refusal:
     return Refusal(
         401,
-        "AuthenticationError",
+        AuthenticationError.__name__,  # the client raises that class (error_bodies)
         "missing or wrong API key: send one of the server's keys as 'Authorization: Bearer <key>'",
         outcome="unauthorized",
         headers={"www-authenticate": "Bearer"},
@@ -51,7 +53,7 @@ def invalid_request(message: str, **fields: Any) -> Refusal:
 
 
 def not_found(message: str, *, outcome: str = "not_found") -> Refusal:
-    return Refusal(404, "NotFoundError", message, outcome=outcome)
+    return Refusal(404, NotFoundError.__name__, message, outcome=outcome)
 
 
 class StreamCancelledError(ModelstreamError):

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
 
+from ..auth.secret import mask_secret
 from ..results import FinalResponse, PartialResponse
 from ..types import Config, DoneItem, Event, EventItem, FinishReason, Message, Usage
 
@@ -234,8 +235,8 @@ def _without_credentials(value: Any) -> Any:
 
 
 def mask_secrets(turn: TraceTurn, secrets: Sequence[str]) -> TraceTurn:
-    """`turn` with every occurrence of each secret in its config, items, reason and
-    diagnostics replaced by `***`."""
+    """`turn` with each secret masked as `***` in its config, items, reason and diagnostics
+    (where it stands as a whole token and is long enough: `auth.secret.mask_secret`)."""
     fields = {name: _masked(getattr(turn, name), secrets) for name in _TEXT_FIELDS}
     return TraceTurn(**{**turn.__dict__, **fields})
 
@@ -248,8 +249,7 @@ _TEXT_FIELDS = ("config", "items", "open_item", "reason", "diagnostics")
 def _masked(value: Any, secrets: Sequence[str]) -> Any:
     if isinstance(value, str):
         for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
+            value = mask_secret(value, secret, REDACTED)
         return value
     if isinstance(value, dict):
         return {key: _masked(item, secrets) for key, item in value.items()}

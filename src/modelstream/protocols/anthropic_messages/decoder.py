@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from ...errors import ProviderError
+from ...error_bodies import provider_error
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, load_json
 
@@ -102,7 +102,7 @@ class AnthropicMessagesDecoder:
             error = event.get("error") or {}
             error_type = error.get("type")
             self.sink.provider_error(
-                ProviderError(
+                provider_error(
                     str(error.get("message") or "the stream reported an error"),
                     error_type=error_type,
                     retryable=error_type in _RETRYABLE,

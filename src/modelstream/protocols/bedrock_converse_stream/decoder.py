@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from ...errors import ProviderError
+from ...error_bodies import provider_error
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, load_json
 
@@ -193,7 +193,7 @@ class BedrockConverseStreamDecoder:
             text = f"{text}: {original}"
         status = int_or_none(event.get("originalStatusCode"))
         self.sink.provider_error(
-            ProviderError(
+            provider_error(
                 text,
                 error_type=error_type or None,
                 code=status,

@@ -29,7 +29,9 @@ def read_bedrock_error_body(body: bytes, headers: Mapping[str, str] | None = Non
         read = read_error_body(body)
         if header_type is None:
             return read
-        return ErrorBody(header_type, read.code, read.message, read.retry_delay, read.is_document)
+        return ErrorBody(
+            header_type, read.code, read.message, read.retry_delay, read.is_document, read.reason
+        )
     message = document.get("message", document.get("Message"))
     body_type = document.get("__type")
     error_type = header_type

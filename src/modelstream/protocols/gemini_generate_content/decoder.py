@@ -52,7 +52,12 @@ from typing import Any
 
 import orjson
 
-from ...error_bodies import gemini_retry_delay, is_retryable_kind
+from ...error_bodies import (
+    gemini_error_reason,
+    gemini_retry_delay,
+    is_retryable_kind,
+    provider_error,
+)
 from ...errors import ProviderError
 from ...types import FinishReason
 from ..common.decoding import load_json
@@ -346,7 +351,7 @@ class GeminiGenerateContentDecoder:
         reason = str(feedback["blockReason"])
         detail = feedback.get("blockReasonMessage")
         self.sink.provider_error(
-            ProviderError(
+            provider_error(
                 f"the prompt was blocked ({reason})" + (f": {detail}" if detail else ""),
                 error_type="prompt_blocked",
                 code=reason,
@@ -512,10 +517,11 @@ def gemini_error(error: Any, provider: str | None) -> ProviderError:
     status = status if isinstance(status, str) else None
     code = error.get("code")
     code = code if isinstance(code, int | str) else None
-    return ProviderError(
+    return provider_error(
         str(error.get("message") or "the provider reported an error"),
         error_type=status,
         code=code,
+        reason=gemini_error_reason(error.get("details")),
         retryable=is_retryable_kind(status, code),
         retry_after=gemini_retry_delay(error.get("details")),
         provider=provider,

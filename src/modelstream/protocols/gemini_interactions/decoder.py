@@ -64,7 +64,7 @@ from typing import Any
 
 import orjson
 
-from ...errors import ProviderError
+from ...error_bodies import provider_error
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, load_json
 from ..common.inline_media import decode_base64
@@ -473,7 +473,7 @@ class GeminiInteractionsDecoder:
         if error.get("message") or error.get("code") or error.get("status"):
             raised = gemini_error(error, self.sink.metadata.provider)
         else:
-            raised = ProviderError(
+            raised = provider_error(
                 f"the interaction ended with status {status!r}",
                 error_type=status,
                 provider=self.sink.metadata.provider,

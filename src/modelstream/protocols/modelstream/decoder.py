@@ -26,7 +26,11 @@ from typing import Any
 
 import orjson
 
+from ...error_bodies import provider_error
 from ...errors import (
+    AuthenticationError,
+    BadRequestError,
+    ContextWindowExceededError,
     CorruptedMessageError,
     EmptyResponseError,
     FrameTooLargeError,
@@ -34,9 +38,15 @@ from ...errors import (
     InvalidMessageError,
     MalformedFrameError,
     ModelstreamError,
+    NotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
     PoolExhaustedError,
+    ProviderConnectionError,
     ProviderError,
+    RateLimitError,
     SequenceGapError,
+    ServerError,
     StreamError,
     StreamProtocolError,
     StreamTimeoutError,
@@ -159,6 +169,30 @@ class ModelstreamDecoder:
 
 # --- errors ----------------------------------------------------------------------------------
 
+# A provider's error, under each name the cause gives it (`error_bodies.provider_error`).
+_PROVIDER_ERRORS: tuple[type[ProviderError], ...] = (
+    ProviderError,
+    AuthenticationError,
+    PermissionDeniedError,
+    NotFoundError,
+    BadRequestError,
+    ContextWindowExceededError,
+    RateLimitError,
+    ServerError,
+    OverloadedError,
+)
+_PROVIDER_DEFAULTS: dict[str, Any] = {  # its fields(), each with its default
+    "status": None,
+    "error_type": None,
+    "code": None,
+    "provider_message": "",
+    "retryable": False,
+    "retry_after": None,
+    "provider": None,
+    "model": None,
+}
+_PROVIDER_FIELDS = tuple(_PROVIDER_DEFAULTS)
+
 # The stream errors raised as themselves, with the fields their error object carries (their
 # `fields()`) and defaults for the attributes it does not carry. Any other type the server sends
 # (its StreamCancelledError, InternalServerError, ...) becomes a ProviderError.
@@ -215,17 +249,17 @@ _STREAM_ERRORS: dict[str, tuple[type[StreamError], tuple[str, ...], dict[str, An
     ),
     # the server that produced the stream died or lost its store before finishing it
     "ProducerLostError": (IncompleteStreamError, ("missing",), {"missing": "", "detail": ""}),
-    "ProviderError": (
-        ProviderError,
-        ("status", "error_type", "code", "provider_message", "retryable", "retry_after"),
+    **{cls.__name__: (cls, _PROVIDER_FIELDS, _PROVIDER_DEFAULTS) for cls in _PROVIDER_ERRORS},
+    "ProviderConnectionError": (
+        ProviderConnectionError,
+        ("host", "reason", "attempts", "provider", "model"),
         {
-            "status": None,
-            "error_type": None,
-            "code": None,
-            "provider_message": "",
-            "retryable": False,
-            "retry_after": None,
+            "host": "",
+            "reason": "connect",
+            "detail": "",
+            "attempts": 1,
             "provider": None,
+            "model": None,
         },
     ),
     "StreamProtocolError": (
@@ -261,7 +295,7 @@ def error_from_wire(error: Mapping[str, Any], *, refusal: bool = False) -> Model
             restored = {"parameter": "", "protocol": "modelstream"}
             restored.update((k, str(error[k])) for k in restored if k in error)
         return _rebuilt(request_error, message, restored)
-    return ProviderError(
+    return provider_error(
         message,
         status=_int(error.get("status")),
         error_type=type_name or None,

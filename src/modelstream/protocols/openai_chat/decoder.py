@@ -44,7 +44,7 @@ from typing import Any
 
 import orjson
 
-from ...errors import ProviderError
+from ...error_bodies import provider_error
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, malformed_frame
 from ..common.inline_media import decode_base64
@@ -534,7 +534,7 @@ class OpenAIChatDecoder:
             isinstance(status, int) and (status == 429 or status >= 500)
         )
         self.sink.provider_error(
-            ProviderError(
+            provider_error(
                 str(error.get("message") or "the stream reported an error"),
                 error_type=error_type,
                 code=code,

@@ -18,7 +18,7 @@ import base64
 import struct
 from typing import Any
 
-from ...errors import ProviderError
+from ...error_bodies import provider_error
 from ...types import Usage
 from ..common.decoding import int_or_none, load_json
 
@@ -71,7 +71,7 @@ class OpenAIEmbeddingDecoder:
             code = str(code)
         error_type = error.get("type")
         self.sink.provider_error(
-            ProviderError(
+            provider_error(
                 str(error.get("message") or "the embeddings request failed"),
                 error_type=str(error_type) if error_type is not None else None,
                 code=code,

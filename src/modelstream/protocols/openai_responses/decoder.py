@@ -61,7 +61,8 @@ from typing import Any
 
 from orjson import loads
 
-from ...errors import ProviderError, SequenceGapError
+from ...error_bodies import provider_error
+from ...errors import SequenceGapError
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, malformed_frame
 from ..common.inline_media import decode_base64
@@ -436,7 +437,7 @@ class OpenAIResponsesDecoder:
         if error_type == "error":  # the top-level event's own type, not an error type
             error_type = None
         self.sink.provider_error(
-            ProviderError(
+            provider_error(
                 str(error.get("message") or fallback),
                 error_type=error_type,
                 code=code,
