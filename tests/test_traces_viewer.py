@@ -521,9 +521,7 @@ def test_turns_recorded_while_the_page_is_open_appear_without_a_reload(
                     {"type": "tool_result.done", "tool_call_id": "call_1", "text": "21 °C"}
                 ],
             }
-            client.complete(
-                [user(WEATHER_QUESTION), first, result], {"trace_id": "live-weather"}
-            )
+            client.complete([user(WEATHER_QUESTION), first, result], {"trace_id": "live-weather"})
             expect(turns).to_have_count(2)  # the open trace grew by itself
             expect(turns.nth(1)).to_contain_text("It is 21 °C and sunny in Lisbon.")
             expect(link).to_contain_text("2 turns")
