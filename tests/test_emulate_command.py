@@ -217,3 +217,14 @@ def test_script_replies_builds_the_same_replies_as_python_would() -> None:
     assert body.reply == Reply.body("data: {}\n\n", content_type="text/event-stream")
     with pytest.raises(ScriptError, match=r'a script is \{"replies": \[\.\.\.\]\}'):
         script_replies([{"text": "a list, not a script"}])
+
+
+def test_the_script_shown_in_the_testing_guide_is_a_valid_script() -> None:
+    import tomllib
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "testing.md").read_text()
+    (block,) = re.findall(r"```toml\n(.*?)```", guide, flags=re.S)
+    replies = script_replies(tomllib.loads(block))
+    assert [r.reply.code for r in replies] == [200, 200, 429, 200, 200]
+    assert replies[3].reply.error_document == 500
+    assert replies[4].path == "/v1/messages"
