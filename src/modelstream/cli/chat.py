@@ -28,8 +28,7 @@ from ..protocols.common.encoding import THINKING_LEVELS
 from ..results import FinalResponse, StreamMetadata
 from ..types import Config, Message
 from .exit_status import EXIT_FAILED, EXIT_OK, UsageError
-from .helptext import add_command as add_parser
-from .helptext import examples
+from .helptext import command_parser, examples
 from .live import render_turn
 from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
 
@@ -39,7 +38,7 @@ _BEFORE_SENDING = (ConfigurationError, UnsupportedParameterError, InvalidMessage
 
 def add_command(commands: Any) -> None:
     """Add `chat` to the subcommands of the `modelstream` parser."""
-    chat = add_parser(
+    chat = command_parser(
         commands,
         "chat",
         help="stream one turn from a model (needs its API key)",
@@ -49,7 +48,7 @@ def add_command(commands: Any) -> None:
         epilog=examples(
             "modelstream chat -m claude-sonnet-4-5 Why is the sky blue",
             "git diff | modelstream chat -m gpt-5-mini --system 'Review this diff'",
-            "modelstream chat -m claude-haiku-4-5 -- -v means what in grep?",
+            "modelstream chat -m claude-haiku-4-5 -- -v means what in grep",
         ),
     )
     chat.add_argument(

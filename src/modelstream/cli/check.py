@@ -18,13 +18,12 @@ from .. import jsonwire
 from ..errors import GrammarViolation
 from ..grammar import GrammarChecker
 from .exit_status import EXIT_FAILED, EXIT_OK, UsageError
-from .helptext import add_command as add_parser
-from .helptext import examples
+from .helptext import command_parser, examples
 
 
 def add_command(commands: Any) -> None:
     """Add `check` to the subcommands of the `modelstream` parser."""
-    check = add_parser(
+    check = command_parser(
         commands,
         "check",
         help="validate a JSON-lines event file against the grammar",

@@ -22,8 +22,7 @@ from ..testing import Text as TextItem
 from ..testing.routes import emulated_protocols
 from ..types import Config, Message, ToolSchema
 from .exit_status import EXIT_FAILED, EXIT_OK
-from .helptext import add_command as add_parser
-from .helptext import examples
+from .helptext import command_parser, examples
 from .live import render_turn
 from .render import PrettyRenderer, pretty_console
 
@@ -74,7 +73,7 @@ DEMO_KEY = "demo-key"  # explicit, so no key from the environment is read or sen
 
 def add_command(commands: Any) -> None:
     """Add `demo` to the subcommands of the `modelstream` parser."""
-    demo = add_parser(
+    demo = command_parser(
         commands,
         "demo",
         help="stream one turn of each protocol from a local emulator (no key, no network)",

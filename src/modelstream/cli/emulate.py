@@ -16,13 +16,12 @@ from ..testing import Emulator
 from ..testing.routes import emulated_protocols
 from ..testing.script import ScriptError, load_script
 from .exit_status import EXIT_OK, UsageError
-from .helptext import add_command as add_parser
-from .helptext import examples
+from .helptext import command_parser, examples
 
 
 def add_command(commands: Any) -> None:
     """Add `emulate` to the subcommands of the `modelstream` parser."""
-    emulate = add_parser(
+    emulate = command_parser(
         commands,
         "emulate",
         help="run the provider emulator on a port, for tests in any language",

@@ -23,7 +23,7 @@ def examples(*lines: str) -> str:
     return "\n".join([EXAMPLES, *(f"  {line}" for line in lines)])
 
 
-def add_command(
+def command_parser(
     commands: Any, name: str, *, epilog: str, **options: Any
 ) -> argparse.ArgumentParser:
     """A subcommand parser with the shared formatter and its examples."""

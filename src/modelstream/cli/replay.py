@@ -12,8 +12,7 @@ from ..protocols import PROTOCOLS
 from ..results import StreamMetadata
 from ..stream import StreamDecoder
 from .exit_status import EXIT_FAILED, EXIT_OK, UsageError
-from .helptext import add_command as add_parser
-from .helptext import examples
+from .helptext import command_parser, examples
 from .recognize import HEAD_BYTES, mismatch
 from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
 from .sources import DEFAULT_SAMPLE, ReplaySource, from_path, from_sample
@@ -21,7 +20,7 @@ from .sources import DEFAULT_SAMPLE, ReplaySource, from_path, from_sample
 
 def add_command(commands: Any) -> None:
     """Add `replay` to the subcommands of the `modelstream` parser."""
-    replay = add_parser(
+    replay = command_parser(
         commands,
         "replay",
         help="decode a recorded provider response body",

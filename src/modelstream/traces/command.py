@@ -22,7 +22,7 @@ from pathlib import Path
 
 import orjson
 
-from ..cli.helptext import add_command, examples
+from ..cli.helptext import command_parser, examples
 from .sinks import OFF_VALUES
 from .store import TraceStore, default_path
 
@@ -31,7 +31,7 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `traces` (with `serve` and `list`) to a command line's subcommands."""
-    traces = add_command(
+    traces = command_parser(
         subparsers,
         "traces",
         help="browse recorded traces",
@@ -43,7 +43,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         ),
     )
     commands = traces.add_subparsers(dest="traces_command", required=True, metavar="COMMAND")
-    serve = add_command(
+    serve = command_parser(
         commands,
         "serve",
         help="open the trace viewer web page",
@@ -66,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--port", type=int, default=8377, help="port (default 8377; 0 picks a free one)"
     )
     serve.set_defaults(run=run)
-    listing = add_command(
+    listing = command_parser(
         commands,
         "list",
         help="list traces, newest first",
