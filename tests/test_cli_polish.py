@@ -313,3 +313,11 @@ def test_the_default_trace_file_missing_says_how_the_path_was_chosen(tmp_path: P
     result = run("traces", "list", XDG_DATA_HOME=str(tmp_path), MODELSTREAM_TRACES="")
     assert result.returncode == 2
     assert "the default; --db or $MODELSTREAM_TRACES name another" in result.stderr
+
+
+def test_the_command_list_read_without_importing_the_commands_matches_their_own_help() -> None:
+    """`modelstream --help` lists the commands from `COMMANDS` alone; each command's module
+    says its help again when it builds its parser: the two must not drift apart."""
+    from modelstream.cli.main import build_parser
+
+    assert build_parser(only="").format_help() == build_parser().format_help()

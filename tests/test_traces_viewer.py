@@ -377,7 +377,7 @@ def box(locator: Any) -> dict[str, float]:
     return found
 
 
-@pytest.mark.parametrize("width", [390, 420])
+@pytest.mark.parametrize("width", [360, 390, 420])
 def test_on_a_phone_the_list_folds_away_and_the_trace_takes_the_whole_width(
     viewer: Viewer, browser: Any, width: int
 ) -> None:
