@@ -234,9 +234,9 @@ def test_protocol_option_decodes_a_body_that_has_no_sidecar(tmp_path):
 # --- bad usage -----------------------------------------------------------------------------
 
 
-def _no_sidecar(tmp_path: Path) -> list[str]:
-    body = tmp_path / "turn.sse"
-    shutil.copyfile(SAMPLE, body)
+def _unrecognizable(tmp_path: Path) -> list[str]:
+    body = tmp_path / "notes.txt"
+    body.write_text("shopping list\n- milk\n- bread\n")
     return ["replay", str(body)]
 
 
@@ -252,10 +252,10 @@ def _bad_sidecar(tmp_path: Path) -> list[str]:
     [
         (lambda tmp: ["replay", str(tmp / "missing.sse")], "no such file"),
         (lambda tmp: ["replay", "--sample", "--protocol", "carrier-pigeon"], "use one of"),
-        (_no_sidecar, "pass --protocol"),
+        (_unrecognizable, "cannot tell which protocol notes.txt speaks: pass --protocol"),
         (_bad_sidecar, "use one of"),
         (lambda tmp: ["replay", "--sample", "no-such-sample"], "the samples are"),
-        (lambda tmp: ["replay", "-"], "needs --protocol"),
+        (lambda tmp: ["replay", "-"], "cannot tell which protocol <stdin> speaks"),
         (lambda tmp: ["replay", str(SAMPLE), "--sample"], "not both"),
         (lambda tmp: ["replay"], "or --sample"),
         (lambda tmp: ["check", str(tmp / "missing.jsonl")], "no such file"),
@@ -263,10 +263,10 @@ def _bad_sidecar(tmp_path: Path) -> list[str]:
     ids=[
         "missing-file",
         "unknown-protocol",
-        "no-protocol-no-sidecar",
+        "no-protocol-no-sidecar-unrecognizable",
         "sidecar-unknown-protocol",
         "unknown-sample",
-        "stdin-without-protocol",
+        "empty-stdin-without-protocol",
         "path-and-sample",
         "nothing-to-replay",
         "check-missing-file",

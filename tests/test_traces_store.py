@@ -84,9 +84,26 @@ def test_traces_are_listed_newest_first_with_turns_models_last_status_and_tokens
     assert old.models == ["claude-sonnet-4-5", "gpt-5-mini"]
     assert (old.last_status, old.last_model) == ("incomplete", "gpt-5-mini")
     assert (old.input_tokens, old.output_tokens, old.total_tokens) == (15 + 10, 5 + 5, 35)
-    assert listing[1].total_tokens == 0  # unknown usage adds nothing
+    assert old.usage_unknown_turns == 0
+    unknown = listing[1]
+    assert (unknown.total_tokens, unknown.usage_unknown_turns) == (None, 1)  # unknown, not 0
+    assert unknown.usage_text() == "usage unknown"
     assert listing[2].total_tokens == 11
+    assert listing[2].usage_text() == "11 tokens"
     assert [t.trace_id for t in store.list_traces(limit=1, offset=1)] == ["unknown-usage"]
+
+
+def test_a_trace_with_some_turns_without_usage_counts_the_known_ones_and_says_so(
+    store: TraceStore,
+) -> None:
+    store.append(make_turn("mixed", [user("a")], tokens=(0, 10, 0, 5)))
+    store.append(make_turn("mixed", [user("b")], status="failed", tokens=None))
+
+    [mixed] = store.list_traces()
+
+    assert (mixed.total_tokens, mixed.usage_unknown_turns) == (15, 1)
+    assert mixed.usage_text() == "15 tokens (+ 1 turn(s) with usage unknown)"
+    assert mixed.to_json()["total_tokens"] == 15
 
 
 def test_search_finds_traces_by_id_part_model_and_text_in_messages_and_items(

@@ -5,6 +5,7 @@ page in headless Chromium (Debian's `chromium`, driven by Playwright; a screensh
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import shutil
@@ -21,8 +22,14 @@ import httpx
 import orjson
 import pytest
 
-from support import missing
+from modelstream import Client, StreamError
+from modelstream.client import RetryPolicy
+from modelstream.testing import Emulator, Reply, Thinking, ToolCall, Turn
+from modelstream.traces import TraceStore
+from modelstream.types import Message
+from support import REPO, missing
 from test_traces_support import (
+    API_KEY,
     BROKEN_TRACE,
     IMAGE_TRACE,
     SCRIPT_TEXT,
@@ -32,6 +39,8 @@ from test_traces_support import (
     WEATHER_TRACE,
     png_data_url,
     record_demo_traces,
+    usage,
+    user,
 )
 
 pytest_plugins = ["test_traces_support"]
@@ -53,13 +62,16 @@ class Viewer:
     facts: dict[str, Any]
 
 
-@pytest.fixture(scope="module")
-def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
-    db = tmp_path_factory.mktemp("viewer") / "traces.sqlite3"
-    facts = record_demo_traces(db)
+@contextlib.contextmanager
+def serving(db: Path, *options: str) -> Iterator[str]:
+    """`python -m modelstream.traces serve` on an ephemeral port over `db`: its URL."""
     command = [sys.executable, "-m", "modelstream.traces", "serve", "--db", str(db), "--port", "0"]
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy()
+        [*command, *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
     )
     try:
         assert process.stdout is not None
@@ -69,10 +81,18 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
             process.kill()
             _, errors = process.communicate(timeout=10)
             pytest.fail(f"the viewer did not start: {line!r} {errors}")
-        yield Viewer(found.group(0), db, facts)
+        yield found.group(0)
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
+    db = tmp_path_factory.mktemp("viewer") / "traces.sqlite3"
+    facts = record_demo_traces(db)
+    with serving(db) as url:
+        yield Viewer(url, db, facts)
 
 
 # --- the JSON API --------------------------------------------------------------------------
@@ -340,6 +360,87 @@ def test_a_cut_off_turn_shows_its_status_reason_and_unfinished_item(
     assert page.errors == []
 
 
+ARTIFACTS = REPO / "tmp" / "artifacts" / "trace-viewer"  # screenshots, kept for people to look at
+
+
+def screenshot(page: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"\nscreenshot: {path}")
+    return path
+
+
+def box(locator: Any) -> dict[str, float]:
+    found: dict[str, float] = locator.bounding_box()
+    assert found is not None, "not laid out"
+    return found
+
+
+@pytest.mark.parametrize("width", [360, 390, 420])
+def test_on_a_phone_the_list_folds_away_and_the_trace_takes_the_whole_width(
+    viewer: Viewer, browser: Any, width: int
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": width, "height": 844})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(viewer.url)
+        # No trace open: the list is what there is to see.
+        links = page.locator(".trace-link")
+        expect(links).to_have_count(4)
+        expect(page.locator("#sidebar")).to_be_visible()
+        assert box(page.locator("#sidebar"))["width"] >= width - 2
+        screenshot(page, f"list-{width}px")
+
+        page.locator(".trace-link", has_text=WEATHER_TRACE).click()
+        turns = page.locator("article.turn")
+        expect(turns).to_have_count(2)
+        expect(page.locator("#sidebar")).to_be_hidden()
+        toggle = page.get_by_role("button", name="Traces")
+        expect(toggle).to_have_attribute("aria-expanded", "false")
+
+        # The trace uses the width: a turn spans nearly all of it, a short answer is one line
+        # or two (the old layout left ~60 px and broke it letter by letter), nothing scrolls
+        # sideways.
+        assert box(turns.nth(0))["width"] >= width - 40
+        answer = turns.nth(1).get_by_text("It is 21 °C and sunny in Lisbon.")
+        line = float(answer.evaluate("e => parseFloat(getComputedStyle(e).lineHeight)"))
+        assert box(answer)["height"] <= 2 * line + 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        screenshot(page, f"trace-{width}px")
+
+        toggle.click()
+        expect(page.locator("#sidebar")).to_be_visible()
+        expect(toggle).to_have_attribute("aria-expanded", "true")
+        page.locator(".trace-link", has_text=IMAGE_TRACE).click()
+        expect(page.locator(".trace-head h2")).to_have_text(IMAGE_TRACE)
+        expect(page.locator("#sidebar")).to_be_hidden()
+        assert errors == []
+    finally:
+        page.close()
+
+
+def test_on_a_wide_screen_the_list_and_the_trace_sit_side_by_side(
+    viewer: Viewer, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(f"{viewer.url}#trace={quote(WEATHER_TRACE)}")
+        expect(page.locator("article.turn")).to_have_count(2)
+        sidebar, trace = box(page.locator("#sidebar")), box(page.locator("#trace"))
+        assert sidebar["width"] <= 340 and sidebar["x"] + sidebar["width"] <= trace["x"] + 1
+        assert trace["width"] >= 1280 - 340 - 2
+        expect(page.get_by_role("button", name="Traces")).to_be_hidden()
+        screenshot(page, "trace-1280px")
+    finally:
+        page.close()
+
+
 def test_a_turn_stored_truncated_says_what_was_cut(viewer: Viewer, page: Any) -> None:
     """Last in this file: it adds a trace to the shared file the tests above count."""
     from playwright.sync_api import expect
@@ -361,3 +462,121 @@ def test_a_turn_stored_truncated_says_what_was_cut(viewer: Viewer, page: Any) ->
     cut.locator("summary").click()
     expect(cut.locator("pre")).to_contain_text('[{"role":"user"')
     assert page.errors == []
+
+
+# --- live: turns recorded while the page is open -------------------------------------------
+
+
+def test_turns_recorded_while_the_page_is_open_appear_without_a_reload(
+    tmp_path: Path, browser: Any
+) -> None:
+    """A viewer started on a trace file that does not exist yet (`--create`); turns are then
+    recorded by a client, in this process, through the emulator. The list gains the new trace,
+    and the open trace its new turn, with no reload, and a thinking block the person unfolded
+    stays unfolded."""
+    from playwright.sync_api import expect
+
+    db = tmp_path / "live.sqlite3"
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    with serving(db, "--create") as url, Emulator() as emu:
+        page.goto(url)
+        expect(page.locator("#list-status")).to_have_text("No traces recorded yet.")
+        expect(page.locator("body")).to_have_attribute("data-live", "on")
+        loads = []
+        page.on("load", lambda: loads.append(1))
+
+        emu.queue(
+            Reply.turn(
+                Turn(
+                    items=[
+                        Thinking(WEATHER_THINKING, signature="c2ln"),
+                        ToolCall("get_weather", {"city": "Lisbon"}, id="call_1"),
+                    ]
+                )
+            ),
+        )
+        with Client(
+            "claude-sonnet-4-5",
+            api_key=API_KEY,
+            base_url=emu.base_url("anthropic-messages"),
+            traces=db,
+        ) as client:
+            first = client.complete([user(WEATHER_QUESTION)], {"trace_id": "live-weather"})
+            link = page.locator(".trace-link", has_text="live-weather")
+            expect(link).to_have_count(1)  # appeared in the list by itself
+            expect(link).to_contain_text("1 turn")
+            link.click()
+            turns = page.locator("article.turn")
+            expect(turns).to_have_count(1)
+            thinking = turns.first.locator("details.thinking")
+            thinking.locator("summary").click()
+            expect(thinking.get_by_text(WEATHER_THINKING)).to_be_visible()
+
+            emu.queue(Reply.turn(Turn.text("It is 21 °C and sunny in Lisbon.")))
+            result: Message = {
+                "role": "user",
+                "content_items": [
+                    {"type": "tool_result.done", "tool_call_id": "call_1", "text": "21 °C"}
+                ],
+            }
+            client.complete([user(WEATHER_QUESTION), first, result], {"trace_id": "live-weather"})
+            expect(turns).to_have_count(2)  # the open trace grew by itself
+            expect(turns.nth(1)).to_contain_text("It is 21 °C and sunny in Lisbon.")
+            expect(link).to_contain_text("2 turns")
+            expect(thinking.get_by_text(WEATHER_THINKING)).to_be_visible()  # still unfolded
+        assert loads == []  # no reload happened
+        screenshot(page, "live-update-1280px")
+    page.close()
+    assert errors == []
+
+
+def test_failed_and_cancelled_turns_show_usage_unknown_in_the_list_and_on_the_page(
+    tmp_path: Path, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    db = tmp_path / "failures.sqlite3"
+    with (
+        Emulator() as emu,
+        Client(
+            "gpt-5-mini",
+            api_key=API_KEY,
+            base_url=emu.base_url("openai-responses"),
+            traces=db,
+            retry=RetryPolicy(max_attempts=1),
+        ) as client,
+    ):
+        emu.queue(Reply.status(500))
+        with contextlib.suppress(StreamError):
+            client.complete([user("Hello?")], {"trace_id": "refused"})
+        emu.queue(Reply.turn(Turn.text("A long answer " * 40), delay=0.01))
+        with client.stream([user("Tell me more")], {"trace_id": "left-early"}) as stream:
+            next(iter(stream))  # one event, then the caller walks away: cancelled
+        emu.queue(Reply.turn(Turn.text("Fine.", usage=usage(0, 12, 0, 3))))
+        client.complete([user("Still there?")], {"trace_id": "refused"})
+
+    listing = {t.trace_id: t for t in TraceStore(db).list_traces()}
+    assert listing["left-early"].last_status == "cancelled"
+    assert listing["left-early"].usage_text() == "usage unknown"
+    assert listing["refused"].usage_text() == "15 tokens (+ 1 turn(s) with usage unknown)"
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    with serving(db) as url:
+        page.goto(url)
+        for trace_id, expected in (
+            ("left-early", "usage unknown"),
+            ("refused", "15 tokens (+ 1 turn(s) with usage unknown)"),
+        ):
+            entry = page.locator(".trace-link", has_text=trace_id)
+            expect(entry.locator(".usage")).to_have_text(expected)  # as `traces list` says it
+            entry.click()
+            expect(page.locator(".trace-head h2")).to_have_text(trace_id)
+            expect(page.locator(".trace-head .usage")).to_contain_text(expected)
+        expect(page.locator("article.turn").first.locator(".facts")).to_contain_text(
+            "Usage unknown"
+        )
+        expect(page.locator(".trace-link").first).not_to_contain_text("0 tokens")
+        screenshot(page, "usage-unknown-1280px")
+    page.close()

@@ -1,51 +1,19 @@
-"""modelstream: one strict streaming grammar for every LLM provider."""
+"""modelstream: one strict streaming grammar for every LLM provider.
 
-from .accumulator import Accumulator
-from .assembler import ItemAssembler
-from .client import AsyncClient, Client, RetryPolicy, Timeouts
-from .conversation import AsyncConversation, Conversation
-from .errors import (
-    AuthenticationError,
-    BadRequestError,
-    ConfigurationError,
-    ContextWindowExceededError,
-    ConversationBusyError,
-    CorruptedMessageError,
-    EmptyResponseError,
-    FrameTooLargeError,
-    GrammarViolation,
-    IncompleteStreamError,
-    InvalidMessageError,
-    LostContentError,
-    MalformedFrameError,
-    ModelstreamError,
-    NotFoundError,
-    OverloadedError,
-    PermissionDeniedError,
-    PoolExhaustedError,
-    ProviderConnectionError,
-    ProviderError,
-    RateLimitError,
-    SequenceGapError,
-    ServerError,
-    StreamError,
-    StreamProtocolError,
-    StreamTimeoutError,
-    ToolCallArgumentParseError,
-    ToolLoopLimitError,
-    UnsupportedParameterError,
-)
-from .framing.sse import SSEDecoder, SSEFrame
-from .grammar import GrammarChecker, check_events
-from .messages import Prompt, as_messages, assistant, tool_result, user
-from .protocols import PROTOCOLS
-from .results import AssistantMessage, FinalResponse, PartialResponse, StreamMetadata, ToolCall
-from .stream import StreamDecoder, decode_body
-from .tools import FunctionTool, ToolArgumentsError, ToolDefinitionError, tool
-from .types import Config, Event, FinishReason, Message, Usage
+The public names (see `_exports.py`) are imported when first used (PEP 562), not with the
+package: every submodule, the command line's included, imports this file first, and the client
+with httpx costs more CPU than a `modelstream replay` of a small file.
+"""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+if TYPE_CHECKING:
+    from ._exports import *  # noqa: F403
+
+# ruff: noqa: F405  (the names below are defined by `_exports`, on first use)
 __all__ = [
     "PROTOCOLS",
     "Accumulator",
@@ -111,3 +79,16 @@ __all__ = [
     "tool_result",
     "user",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Only a public name: `from . import submodule` asks here first, and must not import all.
+    if name in __all__:
+        value = getattr(import_module(f"{__name__}._exports"), name)
+        globals()[name] = value  # the next lookup finds it without this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

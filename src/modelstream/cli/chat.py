@@ -27,10 +27,10 @@ from ..protocols import CLIENT_TYPES
 from ..protocols.common.encoding import THINKING_LEVELS
 from ..results import FinalResponse, StreamMetadata
 from ..types import Config, Message
-from .exit_status import EXIT_FAILED, EXIT_OK
+from .exit_status import EXIT_FAILED, EXIT_OK, UsageError
+from .helptext import command_parser, examples
 from .live import render_turn
 from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
-from .sources import UsageError
 
 # What `stream()` raises before anything is sent: bad usage or configuration, exit status 2.
 _BEFORE_SENDING = (ConfigurationError, UnsupportedParameterError, InvalidMessageError)
@@ -38,14 +38,26 @@ _BEFORE_SENDING = (ConfigurationError, UnsupportedParameterError, InvalidMessage
 
 def add_command(commands: Any) -> None:
     """Add `chat` to the subcommands of the `modelstream` parser."""
-    chat = commands.add_parser(
+    chat = command_parser(
+        commands,
         "chat",
         help="stream one turn from a model (needs its API key)",
         description="Send one prompt to a model and stream the answer: thinking dimmed, text "
         "as it arrives, tool calls with their arguments, then usage, finish reason and timings. "
         "Exit status: 0 stopped, 1 stream error, 2 bad usage or configuration, 130 Ctrl-C.",
+        epilog=examples(
+            "modelstream chat -m claude-sonnet-4-5 Why is the sky blue",
+            "git diff | modelstream chat -m gpt-5-mini --system 'Review this diff'",
+            "modelstream chat -m claude-haiku-4-5 -- -v means what in grep",
+        ),
     )
-    chat.add_argument("prompt", metavar="PROMPT", help='the user message; "-" reads stdin')
+    chat.add_argument(
+        "prompt",
+        nargs="*",
+        metavar="PROMPT",
+        help="the user message, as the remaining words (after `--` when one starts with '-'); "
+        'none or "-": read from stdin',
+    )
     chat.add_argument("-m", "--model", required=True, help="e.g. claude-sonnet-4-5, gpt-5-mini")
     chat.add_argument(
         "--client-type",
@@ -80,9 +92,7 @@ def add_command(commands: Any) -> None:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
-    if not prompt.strip():
-        raise UsageError("the prompt is empty")
+    prompt = _prompt(args.prompt)
     base_url, api_key = _credentials(args, os.environ)
     config: Config = {}
     if args.system is not None:
@@ -126,6 +136,21 @@ async def _chat(
         except _BEFORE_SENDING as error:
             raise UsageError(str(error)) from None
     return EXIT_OK if isinstance(result, FinalResponse) else EXIT_FAILED
+
+
+def _prompt(words: list[str]) -> str:
+    """The words joined by spaces; none or "-": standard input, unless it is a terminal."""
+    if words and words != ["-"]:
+        prompt = " ".join(words)
+    elif sys.stdin is None or sys.stdin.isatty():
+        raise UsageError(
+            "give the prompt: modelstream chat -m MODEL Why is the sky blue (or pipe it in)"
+        )
+    else:
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    return prompt
 
 
 def _credentials(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str | None, str | None]:

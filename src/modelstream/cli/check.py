@@ -6,6 +6,7 @@ exception is one trailing `{"error": {"type", "message", ...}}` line.
 
 from __future__ import annotations
 
+import argparse
 import binascii
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,7 +17,44 @@ import orjson
 from .. import jsonwire
 from ..errors import GrammarViolation
 from ..grammar import GrammarChecker
-from .sources import UsageError
+from .exit_status import EXIT_FAILED, EXIT_OK, UsageError
+from .helptext import command_parser, examples
+
+
+def add_command(commands: Any) -> None:
+    """Add `check` to the subcommands of the `modelstream` parser."""
+    check = command_parser(
+        commands,
+        "check",
+        help="validate a JSON-lines event file against the grammar",
+        description="Validate a JSON-lines event file (as written by `replay --format jsonl`). "
+        "Exit status: 0 valid, 1 a rule is broken, 2 bad usage.",
+        epilog=examples(
+            "modelstream check turn.jsonl",
+            "modelstream replay turn.sse --format jsonl > turn.jsonl && modelstream check "
+            "turn.jsonl",
+        ),
+    )
+    check.add_argument("path", metavar="PATH", help="the event file")
+    check.set_defaults(run=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    try:
+        with open(args.path, "rb") as lines:
+            report = check_lines(lines)
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {args.path} (give a JSON-lines event file)") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.path}: {exc.strerror or exc}") from None
+    except EventFileViolation as violation:
+        print(f"{args.path}: {violation}")
+        return EXIT_FAILED
+    if report.error_type is not None:
+        print(f"ok: {report.events} events, ended by error {report.error_type}")
+    else:
+        print(f"ok: {report.events} events, finish reason {report.finish_reason}")
+    return EXIT_OK
 
 
 @dataclass(frozen=True)

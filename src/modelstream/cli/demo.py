@@ -22,6 +22,7 @@ from ..testing import Text as TextItem
 from ..testing.routes import emulated_protocols
 from ..types import Config, Message, ToolSchema
 from .exit_status import EXIT_FAILED, EXIT_OK
+from .helptext import command_parser, examples
 from .live import render_turn
 from .render import PrettyRenderer, pretty_console
 
@@ -72,11 +73,13 @@ DEMO_KEY = "demo-key"  # explicit, so no key from the environment is read or sen
 
 def add_command(commands: Any) -> None:
     """Add `demo` to the subcommands of the `modelstream` parser."""
-    demo = commands.add_parser(
+    demo = command_parser(
+        commands,
         "demo",
         help="stream one turn of each protocol from a local emulator (no key, no network)",
         description="Start the loopback emulator and stream one turn of each protocol through "
         "AsyncClient over real HTTP on 127.0.0.1. Needs no API key and no network.",
+        epilog=examples("modelstream demo", "modelstream demo --fast | less -R"),
     )
     demo.add_argument("--fast", action="store_true", help="do not pace the streams")
     demo.set_defaults(run=run_demo)

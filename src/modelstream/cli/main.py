@@ -1,8 +1,13 @@
 """`modelstream` command line: `replay` a recorded response body, `check` an event file,
-`chat` with a model, `demo` the whole stack against the loopback emulator.
+`chat` with a model, `demo` the whole stack against the loopback emulator, `emulate` it for
+other programs, `serve` models, browse `traces`.
 
 Exit status: 0 the stream stopped (or the file follows the grammar), 1 the stream ended in an
 error (or the file breaks a rule), 2 bad usage or configuration, 130 interrupted (Ctrl-C).
+
+Start-up is kept short: a command's module (and what it needs: the client, httpx, Rich,
+Starlette) is imported only when that command runs or its `--help` is asked for. The other
+commands are listed from `COMMANDS` alone.
 """
 
 from __future__ import annotations
@@ -10,174 +15,89 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import import_module
 
 from .. import __version__
-from ..errors import StreamError
-from ..protocols import PROTOCOLS
-from ..results import StreamMetadata
-from ..server import command as serve_command
-from ..stream import StreamDecoder
-from ..traces import command as traces_command
-from . import chat, demo
-from .check import EventFileViolation, check_lines
-from .exit_status import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
-from .sources import DEFAULT_SAMPLE, ReplaySource, UsageError, from_path, from_sample
+from .exit_status import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from .helptext import HelpFormatter, examples, with_examples
 
 
-def build_parser() -> argparse.ArgumentParser:
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its one-line help, and the module whose `adder` adds its parser."""
+
+    help: str
+    module: str
+    adder: str = "add_command"
+    epilog: str | None = None  # examples for a parser made outside the CLI package
+
+
+COMMANDS = {
+    "replay": Command("decode a recorded provider response body", "modelstream.cli.replay"),
+    "check": Command(
+        "validate a JSON-lines event file against the grammar", "modelstream.cli.check"
+    ),
+    "chat": Command("stream one turn from a model (needs its API key)", "modelstream.cli.chat"),
+    "demo": Command(
+        "stream one turn of each protocol from a local emulator (no key, no network)",
+        "modelstream.cli.demo",
+    ),
+    "emulate": Command(
+        "run the provider emulator on a port, for tests in any language",
+        "modelstream.cli.emulate",
+    ),
+    "serve": Command(
+        "serve configured models over HTTP as resumable streams",
+        "modelstream.server.command",
+        adder="add_parser",
+        epilog=examples(
+            "modelstream serve --config server.toml",
+            "modelstream serve --config server.toml --port 0 --redis redis://localhost:6379/0",
+        ),
+    ),
+    "traces": Command("browse recorded traces", "modelstream.traces.command", adder="add_parser"),
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, every other command is a placeholder that imports nothing."""
     parser = argparse.ArgumentParser(
         prog="modelstream",
         description="Decode LLM provider streams into one strict event grammar.",
+        formatter_class=HelpFormatter,
+        epilog=examples(
+            "modelstream replay --sample",
+            "modelstream demo",
+            "ANTHROPIC_API_KEY=... modelstream chat -m claude-sonnet-4-5 Why is the sky blue",
+        ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    replay = commands.add_parser(
-        "replay",
-        help="decode a recorded provider response body",
-        description="Decode a recorded provider response body (SSE, or a binary AWS event "
-        "stream) into events. Exit status: 0 stopped, 1 stream error, 2 bad usage.",
-    )
-    replay.add_argument(
-        "path",
-        nargs="?",
-        metavar="PATH",
-        help="the response body; its protocol is read from PATH.json (a sidecar holding "
-        '{"protocol": ...}) unless --protocol is given; "-" reads stdin',
-    )
-    replay.add_argument(
-        "--sample",
-        nargs="?",
-        const=DEFAULT_SAMPLE,
-        metavar="NAME",
-        help=f"replay a sample shipped with modelstream instead of PATH (default {DEFAULT_SAMPLE})",
-    )
-    replay.add_argument("--protocol", metavar="P", help=f"one of: {', '.join(PROTOCOLS)}")
-    replay.add_argument(
-        "--format",
-        choices=("pretty", "jsonl"),
-        default="pretty",
-        help="pretty: for people (default); jsonl: one SPEC JSON event per line",
-    )
-    replay.add_argument(
-        "--lenient-tool-arguments",
-        action="store_true",
-        help="recover malformed tool call arguments instead of failing (noted in diagnostics)",
-    )
-    replay.add_argument(
-        "--lenient-frames",
-        action="store_true",
-        help="skip data frames that are not JSON (and gaps in numbered events) instead of "
-        "failing; the turn may then miss content, and a warning says so",
-    )
-    replay.set_defaults(run=run_replay)
-
-    check = commands.add_parser(
-        "check",
-        help="validate a JSON-lines event file against the grammar",
-        description="Validate a JSON-lines event file (as written by `replay --format jsonl`). "
-        "Exit status: 0 valid, 1 a rule is broken, 2 bad usage.",
-    )
-    check.add_argument("path", metavar="PATH", help="the event file")
-    check.set_defaults(run=run_check)
-    chat.add_command(commands)
-    demo.add_command(commands)
-    serve_command.add_parser(commands)
-    traces_command.add_parser(commands)
+    for name, command in COMMANDS.items():
+        if only is not None and name != only:
+            commands.add_parser(name, help=command.help)
+            continue
+        getattr(import_module(command.module), command.adder)(commands)
+        if command.epilog is not None:
+            with_examples(commands.choices[name], command.epilog)
     return parser
 
 
-def run_replay(args: argparse.Namespace) -> int:
-    if args.sample is not None and args.path is not None:
-        raise UsageError("give either PATH or --sample, not both")
-    if args.sample is not None:
-        source = from_sample(args.sample, args.protocol)
-    elif args.path is not None:
-        source = from_path(args.path, args.protocol)
-    else:
-        raise UsageError("give the PATH of a response body to replay, or --sample")
-    renderer: Renderer
-    if args.format == "jsonl":
-        renderer = JsonlRenderer(sys.stdout.buffer)
-    else:
-        renderer = PrettyRenderer(pretty_console(), source.label, source.protocol)
-    return replay(
-        source,
-        renderer,
-        lenient_tool_arguments=args.lenient_tool_arguments,
-        lenient_frames=args.lenient_frames,
-    )
-
-
-def replay(
-    source: ReplaySource,
-    renderer: Renderer,
-    *,
-    lenient_tool_arguments: bool,
-    lenient_frames: bool = False,
-) -> int:
-    """Feed the body to a decoder chunk by chunk and render what it returns."""
-    decoder = StreamDecoder(
-        source.protocol,
-        lenient_tool_arguments=lenient_tool_arguments,
-        lenient_frames=lenient_frames,
-    )
-    metadata = decoder.metadata
-    try:
-        for chunk in source.chunks():
-            renderer.events(decoder.feed(chunk, now_ms=_now_ms()), metadata)
-        renderer.events(decoder.end(now_ms=_now_ms()), metadata)
-    except StreamError as error:
-        renderer.failed(error, metadata)
-        _warn_lost(metadata)
-        return EXIT_FAILED
-    except BrokenPipeError:
-        raise  # our reader went away, see main()
-    except OSError as exc:
-        raise UsageError(f"cannot read {source.label}: {exc.strerror or exc}") from None
-    renderer.stopped(metadata)
-    _warn_lost(metadata)
-    return EXIT_OK
-
-
-def _warn_lost(metadata: StreamMetadata) -> None:
-    """Say on stderr, whatever the format, that --lenient-frames skipped content."""
-    if metadata.lost_frames:
-        print(
-            f"modelstream replay: warning: {metadata.lost_frames} frame(s) of the stream were "
-            "lost (not JSON, or missing from the event numbering) and skipped: this turn may "
-            "miss content",
-            file=sys.stderr,
-        )
-
-
-def run_check(args: argparse.Namespace) -> int:
-    try:
-        with open(args.path, "rb") as lines:
-            report = check_lines(lines)
-    except FileNotFoundError:
-        raise UsageError(f"no such file: {args.path} (give a JSON-lines event file)") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.path}: {exc.strerror or exc}") from None
-    except EventFileViolation as violation:
-        print(f"{args.path}: {violation}")
-        return EXIT_FAILED
-    if report.error_type is not None:
-        print(f"ok: {report.events} events, ended by error {report.error_type}")
-    else:
-        print(f"ok: {report.events} events, finish reason {report.finish_reason}")
-    return EXIT_OK
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The subcommand on the command line (its first word not an option), when one is known:
+    only it is built. Otherwise every command is (`--help` lists all, a typo is reported)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return "" if argv else None  # `--version` / `--help` alone: no command's module
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    chosen = _command_named(arguments)
+    args = build_parser(only=chosen).parse_args(arguments)
     try:
         status: int = args.run(args)
     except UsageError as exc:

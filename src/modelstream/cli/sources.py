@@ -1,4 +1,9 @@
-"""Where `replay` reads a body from and which protocol decodes it: a file, stdin or a sample."""
+"""Where `replay` reads a body from and which protocol decodes it: a file, stdin or a sample.
+
+The protocol is `--protocol`, else the sidecar's (`BODY.json` holding `{"protocol": ...}`), else
+the one recognized from the body's first bytes (`recognize.py`); `replay` says on stderr which
+it recognized, so a wrong guess is seen and overridden.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +17,11 @@ from pathlib import Path
 from typing import IO
 
 from ..protocols import PROTOCOLS
+from .exit_status import UsageError
+from .recognize import HEAD_BYTES, recognize
 
 CHUNK_BYTES = 64 * 1024
 DEFAULT_SAMPLE = "anthropic-tool-call"
-
-
-class UsageError(Exception):
-    """Bad usage: the message says what to do; the command exits with status 2."""
 
 
 @dataclass(frozen=True)
@@ -28,14 +31,37 @@ class ReplaySource:
     label: str
     protocol: str
     path: Path | Traversable | None  # None: standard input
+    recognized: bool = False  # the protocol was read from the body, not given
+    stdin_head: bytes = b""  # what was read from stdin to recognize it (replayed first)
 
     def chunks(self) -> Iterator[bytes]:
         """The body in chunks of at most `CHUNK_BYTES`, read as they are needed."""
         if self.path is None:
+            if self.stdin_head:
+                yield self.stdin_head
             yield from _read(sys.stdin.buffer)
             return
         with self.path.open("rb") as stream:
             yield from _read(stream)
+
+    def head(self) -> bytes:
+        """The first `HEAD_BYTES` of the body (for stdin: what has been read so far)."""
+        if self.path is None:
+            return self.stdin_head
+        with self.path.open("rb") as stream:
+            return stream.read(HEAD_BYTES)
+
+
+def _read_head(stream: IO[bytes]) -> bytes:
+    """Up to `HEAD_BYTES` of a stream: blocks on a live pipe until that much or its end."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in _read(stream):
+        parts.append(chunk)
+        size += len(chunk)
+        if size >= HEAD_BYTES:
+            break
+    return b"".join(parts)
 
 
 def _read(stream: IO[bytes]) -> Iterator[bytes]:
@@ -58,23 +84,33 @@ def from_path(path_text: str, protocol: str | None) -> ReplaySource:
     if protocol is not None:
         checked_protocol(protocol, "given to --protocol")
     if path_text == "-":
-        if protocol is None:
-            raise UsageError("reading the body from stdin needs --protocol")
-        return ReplaySource("<stdin>", protocol, None)
+        if protocol is not None:
+            return ReplaySource("<stdin>", protocol, None)
+        head = _read_head(sys.stdin.buffer)
+        return ReplaySource("<stdin>", _recognized("<stdin>", head), None, True, head)
     path = Path(path_text)
     if not path.is_file():
         raise UsageError(f"no such file: {path_text} (give the path of a recorded response body)")
+    if protocol is not None:
+        return ReplaySource(path.name, protocol, path)
+    sidecar = path.with_suffix(".json")
+    if path.name != sidecar.name and sidecar.is_file():
+        return ReplaySource(path.name, _sidecar_protocol(sidecar), path)
+    with path.open("rb") as stream:
+        head = stream.read(HEAD_BYTES)
+    return ReplaySource(path.name, _recognized(path.name, head), path, recognized=True)
+
+
+def _recognized(label: str, head: bytes) -> str:
+    protocol = recognize(head)
     if protocol is None:
-        protocol = _sidecar_protocol(path, path.with_suffix(".json"))
-    return ReplaySource(path.name, protocol, path)
-
-
-def _sidecar_protocol(body: Path | Traversable, sidecar: Path | Traversable) -> str:
-    if body.name == sidecar.name or not sidecar.is_file():
         raise UsageError(
-            f"no protocol for {body.name}: pass --protocol ({', '.join(PROTOCOLS)}) or put "
-            f'{{"protocol": ...}} in a sidecar file {sidecar.name} beside it'
+            f"cannot tell which protocol {label} speaks: pass --protocol ({', '.join(PROTOCOLS)})"
         )
+    return protocol
+
+
+def _sidecar_protocol(sidecar: Path | Traversable) -> str:
     try:
         data = json.loads(sidecar.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -102,7 +138,7 @@ def from_sample(name: str, protocol: str | None) -> ReplaySource:
     if not body.is_file():
         raise UsageError(f"no sample named {name!r}; the samples are: {', '.join(sample_names())}")
     if protocol is None:
-        protocol = _sidecar_protocol(body, _samples().joinpath(f"{name}.json"))
+        protocol = _sidecar_protocol(_samples().joinpath(f"{name}.json"))
     else:
         checked_protocol(protocol, "given to --protocol")
     return ReplaySource(f"sample {name}", protocol, body)

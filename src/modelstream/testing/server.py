@@ -187,8 +187,9 @@ class Emulator:
     with `queue`, read what arrived in `requests`.
     """
 
-    def __init__(self, *, fragment_size: int = DEFAULT_FRAGMENT_SIZE) -> None:
+    def __init__(self, *, fragment_size: int = DEFAULT_FRAGMENT_SIZE, port: int = 0) -> None:
         self.fragment_size = fragment_size
+        self.port = port  # on 127.0.0.1; 0 picks a free one
         self._lock = threading.Condition()
         self._queue: list[_Queued] = []
         self._records: list[RecordedRequest] = []
@@ -201,10 +202,10 @@ class Emulator:
     # --- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> Emulator:
-        """Bind an ephemeral port on 127.0.0.1 and serve in a daemon thread."""
+        """Bind `port` (by default an ephemeral one) on 127.0.0.1 and serve in a daemon thread."""
         if self._server is not None:
             return self
-        server = _Server(("127.0.0.1", 0), _Handler)
+        server = _Server(("127.0.0.1", self.port), _Handler)
         server.emulator = self
         self._server = server
         self._stopping.clear()

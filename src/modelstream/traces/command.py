@@ -1,10 +1,11 @@
 """`modelstream traces`: browse recorded traces.
 
-    modelstream traces serve [--db PATH] [--host 127.0.0.1] [--port 0]   the web viewer
-    modelstream traces list  [--db PATH] [--query TEXT] [--model NAME]    a listing in the terminal
+    modelstream traces serve [--db PATH] [--create] [--host 127.0.0.1] [--port 0]   the viewer
+    modelstream traces list  [--db PATH] [--query TEXT] [--model NAME] [--json]      a listing
 
-PATH defaults to $MODELSTREAM_TRACES, else the default trace file (docs/traces.md). Also runs
-as `python -m modelstream.traces ...`.
+PATH defaults to $MODELSTREAM_TRACES, else the default trace file (docs/traces.md). A trace file
+that does not exist is an error (exit status 2: a mistyped path must not look like "no traces"),
+unless `--create` asks for an empty one. Also runs as `python -m modelstream.traces ...`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import orjson
+
+from ..cli.helptext import command_parser, examples
 from .sinks import OFF_VALUES
 from .store import TraceStore, default_path
 
@@ -27,17 +31,30 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `traces` (with `serve` and `list`) to a command line's subcommands."""
-    traces = subparsers.add_parser(
+    traces = command_parser(
+        subparsers,
         "traces",
         help="browse recorded traces",
         description="Browse the turns recorded in a trace file (docs/traces.md).",
+        epilog=examples(
+            "modelstream traces list",
+            "modelstream traces serve --db ./traces.sqlite3",
+            "modelstream traces list --json --query lisbon",
+        ),
     )
     commands = traces.add_subparsers(dest="traces_command", required=True, metavar="COMMAND")
-    serve = commands.add_parser(
+    serve = command_parser(
+        commands,
         "serve",
         help="open the trace viewer web page",
         description="Serve the trace viewer: traces listed and searchable, each shown turn by "
-        "turn. Prints the URL to open.",
+        "turn, the list and the open trace updated as turns are recorded. Prints the URL to "
+        "open. Exit status: 0 stopped, 2 no such trace file or bad usage.",
+        epilog=examples(
+            "modelstream traces serve",
+            "modelstream traces serve --db ./traces.sqlite3 --create --port 0",
+            "MODELSTREAM_TRACES=./traces.sqlite3 modelstream traces serve --port 9000",
+        ),
     )
     _add_db(serve)
     serve.add_argument(
@@ -49,11 +66,28 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--port", type=int, default=8377, help="port (default 8377; 0 picks a free one)"
     )
     serve.set_defaults(run=run)
-    listing = commands.add_parser("list", help="list traces, newest first")
+    listing = command_parser(
+        commands,
+        "list",
+        help="list traces, newest first",
+        description="List the traces of a trace file, newest first: id, turns, last status, "
+        "tokens (or 'usage unknown'), models, last turn's time. Exit status: 0 listed (even "
+        "none), 2 no such trace file or bad usage.",
+        epilog=examples(
+            "modelstream traces list",
+            "modelstream traces list --model claude --limit 10",
+            "modelstream traces list --json | jq '.traces[].trace_id'",
+        ),
+    )
     _add_db(listing)
     listing.add_argument("--query", "-q", metavar="TEXT", help="a part of an id, message or item")
     listing.add_argument("--model", metavar="NAME", help="a part of a model name")
     listing.add_argument("--limit", type=int, default=50, metavar="N", help="at most N traces")
+    listing.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"db": PATH, "traces": [...]}, as the viewer\'s /api/traces answers',
+    )
     listing.set_defaults(run=run)
 
 
@@ -63,6 +97,11 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="the trace file (default: $MODELSTREAM_TRACES, else "
         "~/.local/share/modelstream/traces.sqlite3)",
+    )
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        help="create an empty trace file if there is none (without it, a missing file is an error)",
     )
 
 
@@ -79,7 +118,19 @@ def db_path(arg: str | None) -> Path:
 def run(args: argparse.Namespace) -> int:
     store = TraceStore(db_path(args.db))
     try:
+        if args.create:
+            store.create()
+        elif not store.exists():
+            print(
+                f"modelstream traces: no trace file at {store.path} ({_chosen_by(args.db)}); "
+                "check the path, or pass --create to start an empty one",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
         store.list_traces(limit=1)
+    except OSError as exc:
+        print(f"modelstream traces: cannot create {store.path}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except sqlite3.DatabaseError as exc:
         print(f"modelstream traces: {store.path} is not a trace file: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -88,15 +139,29 @@ def run(args: argparse.Namespace) -> int:
     return _serve(store, args.host, args.port)
 
 
+def _chosen_by(arg: str | None) -> str:
+    """Where the path came from, to say in an error."""
+    if arg:
+        return "given with --db"
+    env = os.environ.get("MODELSTREAM_TRACES")
+    if env and env.strip().lower() not in OFF_VALUES:
+        return "from $MODELSTREAM_TRACES"
+    return "the default; --db or $MODELSTREAM_TRACES name another"
+
+
 def _list(store: TraceStore, args: argparse.Namespace) -> int:
     found = store.list_traces(text=args.query, model=args.model, limit=args.limit)
+    if args.json:
+        document = {"db": str(store.path), "traces": [trace.to_json() for trace in found]}
+        sys.stdout.buffer.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        return EXIT_OK
     if not found:
         print(f"no traces in {store.path}" + (" match" if args.query or args.model else ""))
     for trace in found:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(trace.updated_at / 1000))
         print(
             f"{trace.trace_id}\t{trace.turns} turns\t{trace.last_status}\t"
-            f"{trace.total_tokens} tokens\t{','.join(trace.models)}\t{when}"
+            f"{trace.usage_text()}\t{','.join(trace.models)}\t{when}"
         )
     return EXIT_OK
 
@@ -128,7 +193,11 @@ def _serve(store: TraceStore, host: str, port: int) -> int:
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"Trace viewer at http://{shown}:{bound_port}/ reading {store.path}", flush=True)
     config = uvicorn.Config(
-        create_app(store, allowed_hosts=allowed), log_level="warning", lifespan="off"
+        create_app(store, allowed_hosts=allowed),
+        log_level="warning",
+        lifespan="off",
+        # open pages hold a live-update stream each: stop without waiting for them to leave
+        timeout_graceful_shutdown=1,
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -97,18 +97,31 @@ _DELETE_OLDEST = """
 DELETE FROM turns WHERE id IN (SELECT id FROM turns WHERE id < ? ORDER BY id LIMIT ?)
 """
 
+# The page of traces first, then for each one the turns that reported no usage (through the
+# (trace_id, turn) index: only the listed traces' rows are read).
 _SUMMARIES = """
-WITH last AS (SELECT trace_id, MAX(turn) AS turn FROM turns GROUP BY trace_id)
-SELECT t.trace_id, t.turn, t.trace_started_at, t.created_at, t.status, t.model, t.source,
-       t.trace_input_tokens, t.trace_output_tokens, t.trace_models
-FROM last JOIN turns AS t ON t.trace_id = last.trace_id AND t.turn = last.turn
-WHERE (:text IS NULL OR last.trace_id IN (
-          SELECT trace_id FROM turns
-          WHERE instr(lower(trace_id), :text) > 0 OR instr(search_text, :text) > 0))
-  AND (:model IS NULL OR instr(lower(t.trace_models), :model) > 0)
-ORDER BY t.created_at DESC, t.id DESC
-LIMIT :limit OFFSET :offset
+WITH last AS (SELECT trace_id, MAX(turn) AS turn FROM turns GROUP BY trace_id),
+page AS (
+    SELECT t.trace_id, t.turn, t.trace_started_at, t.created_at, t.status, t.model, t.source,
+           t.trace_input_tokens, t.trace_output_tokens, t.trace_models, t.id
+    FROM last JOIN turns AS t ON t.trace_id = last.trace_id AND t.turn = last.turn
+    WHERE (:text IS NULL OR last.trace_id IN (
+              SELECT trace_id FROM turns
+              WHERE instr(lower(trace_id), :text) > 0 OR instr(search_text, :text) > 0))
+      AND (:model IS NULL OR instr(lower(t.trace_models), :model) > 0)
+    ORDER BY t.created_at DESC, t.id DESC
+    LIMIT :limit OFFSET :offset
+)
+SELECT page.trace_id, page.turn, page.trace_started_at, page.created_at, page.status,
+       page.model, page.source, page.trace_input_tokens, page.trace_output_tokens,
+       page.trace_models,
+       (SELECT count(*) FROM turns AS u WHERE u.trace_id = page.trace_id
+            AND u.input_tokens IS NULL AND u.output_tokens IS NULL)
+FROM page ORDER BY page.created_at DESC, page.id DESC
 """
+
+_NEWEST_ROW = "SELECT coalesce(max(id), 0) FROM turns"
+_CHANGED_TRACES = "SELECT DISTINCT trace_id FROM turns WHERE id > ? AND id <= ?"
 
 _TRACE = """
 SELECT trace_id, turn, created_at, source, model, status, history_len, context_turn, body
@@ -178,10 +191,24 @@ class TraceSummary:
     last_source: str
     input_tokens: int  # known tokens only
     output_tokens: int
+    usage_unknown_turns: int = 0  # turns that reported no usage (failed, cancelled, ...)
 
     @property
-    def total_tokens(self) -> int:
+    def total_tokens(self) -> int | None:
+        """The tokens of the turns that reported usage; None when none did: unknown, not 0."""
+        if self.usage_unknown_turns >= self.turns:
+            return None
         return self.input_tokens + self.output_tokens
+
+    def usage_text(self) -> str:
+        """How a listing shows the trace's usage (the viewer's list says it the same way)."""
+        total = self.total_tokens
+        if total is None:
+            return "usage unknown"
+        text = f"{total:,} tokens"
+        if self.usage_unknown_turns:
+            text += f" (+ {self.usage_unknown_turns} turn(s) with usage unknown)"
+        return text
 
     def to_json(self) -> dict[str, Any]:
         return {**self.__dict__, "total_tokens": self.total_tokens}
@@ -291,6 +318,7 @@ class TraceStore:
                 input_tokens=row[7],
                 output_tokens=row[8],
                 models=orjson.loads(row[9]),
+                usage_unknown_turns=row[10],
             )
             for row in rows
         ]
@@ -327,6 +355,30 @@ class TraceStore:
             history = {record["turn"]: messages}  # a context is always the turn just before
             turns.append(_turn_from(record, messages))
         return turns
+
+    def changes_since(self, row: int) -> tuple[int, list[str]]:
+        """(the newest row, the traces that gained turns after `row`): what a viewer watching
+        the file asks, every second or so. Rows are numbered in the order they were appended
+        and the newest is never deleted, so a row number is a position in the file's history."""
+        with self._lock:
+            db = self._connect(create=False)
+            if db is None:
+                return 0, []
+            newest: int = db.execute(_NEWEST_ROW).fetchone()[0]
+            if newest <= row:
+                return newest, []
+            changed = db.execute(_CHANGED_TRACES, (row, newest)).fetchall()
+        return newest, [trace_id for (trace_id,) in changed]
+
+    def exists(self) -> bool:
+        """Whether the trace file is there (a reader never creates it)."""
+        return self.path.exists()
+
+    def create(self) -> None:
+        """Create the trace file (and its folder) now, empty, unless it exists: what the first
+        append does, for a viewer started before anything is recorded."""
+        with self._lock:
+            self._connect(create=True)
 
     def close(self) -> None:
         with self._lock:

@@ -3,6 +3,14 @@
     GET /                      the page (static/index.html, app.js, style.css: no build step)
     GET /api/traces?q=&model=&limit=&offset=   traces, newest first, filtered
     GET /api/trace?id=TRACE_ID                 one trace's turns in order
+    GET /api/updates                           server-sent events: `turns` when turns are recorded
+
+Live updates are server-sent events rather than the page polling the API: one long request per
+open page, and an event only when something changed, naming the traces that did, so the page
+reloads the list and the open trace only then. The file is written by other processes, so the
+server itself checks it (`changes_since`: one indexed query) every `poll_interval` seconds. Each
+event's id is the newest row seen: a reconnecting browser sends it back (`Last-Event-ID`) and
+misses nothing.
 
 Query parameters are checked, not clamped: an unknown or repeated one, a search longer than
 `MAX_QUERY`, or a limit or offset that is not a whole number in its range is a 400.
@@ -14,16 +22,18 @@ was started on), so a web page elsewhere cannot read traces through DNS rebindin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import AsyncIterator, Sequence
 from importlib.resources import files
 from typing import Any
 
 import orjson
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -34,6 +44,8 @@ MAX_LIMIT = 500  # traces in one listing
 MAX_OFFSET = 1_000_000_000  # traces skipped (SQLite takes 64-bit integers; a listing far fewer)
 MAX_TRACE_ID = 1_000  # characters of a trace id asked for
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+POLL_INTERVAL_S = 1.0  # how often a live page's connection checks the file for new turns
+KEEPALIVE_S = 15.0  # an SSE comment this often, so proxies and browsers keep the stream open
 
 _STATIC = {
     "index.html": "text/html; charset=utf-8",
@@ -53,7 +65,12 @@ _SECURITY_HEADERS = [
 ]
 
 
-def create_app(store: TraceStore, *, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> ASGIApp:
+def create_app(
+    store: TraceStore,
+    *,
+    allowed_hosts: Sequence[str] = LOOPBACK_HOSTS,
+    poll_interval: float = POLL_INTERVAL_S,
+) -> ASGIApp:
     """The viewer over `store`; requests for any host but `allowed_hosts` get a 400."""
     folder = files(__package__) / "static"
     static = {name: folder.joinpath(name).read_bytes() for name in _STATIC}
@@ -90,17 +107,66 @@ def create_app(store: TraceStore, *, allowed_hosts: Sequence[str] = LOOPBACK_HOS
             return _json({"error": {"type": "not_found", "message": message}}, 404)
         return _json({"trace_id": trace_id, "turns": turns})
 
+    async def updates(request: Request) -> Response:
+        try:
+            _params(request, set())
+            resumed = _last_event_id(request.headers.get("last-event-id"))
+        except BadQuery as exc:
+            return _bad_query(exc)
+        # a new page starts from the newest row; a reconnecting one from the last it saw
+        start = (
+            resumed if resumed is not None else (await run_in_threadpool(store.changes_since, 0))[0]
+        )
+        return StreamingResponse(
+            _update_events(store, start, poll_interval),
+            media_type="text/event-stream",
+            headers={"x-accel-buffering": "no"},
+        )
+
     routes = [
         Route("/", page),
         Route("/static/{name}", page),
         Route("/api/traces", traces),
         Route("/api/trace", trace),
+        Route("/api/updates", updates),
     ]
     app = Starlette(
         routes=routes,
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
     )
     return _with_security_headers(app)
+
+
+async def _update_events(
+    store: TraceStore, last: int, poll_interval: float
+) -> AsyncIterator[bytes]:
+    """`ready` at once, then a `turns` event (`{"traces": [ids]}`) whenever turns are recorded.
+    Ends when the client goes away (Starlette cancels it on disconnect)."""
+    yield _event("ready", last, {"row": last})
+    quiet = 0.0
+    while True:
+        await asyncio.sleep(poll_interval)
+        newest, changed = await run_in_threadpool(store.changes_since, last)
+        if changed:
+            last, quiet = newest, 0.0
+            yield _event("turns", last, {"traces": changed})
+            continue
+        quiet += poll_interval
+        if quiet >= KEEPALIVE_S:
+            quiet = 0.0
+            yield b": keep-alive\n\n"
+
+
+def _event(name: str, row: int, data: dict[str, Any]) -> bytes:
+    return b"event: %s\nid: %d\ndata: %s\n\n" % (name.encode(), row, orjson.dumps(data))
+
+
+def _last_event_id(value: str | None) -> int | None:
+    if value is None or value == "":
+        return None
+    if not (value.isascii() and value.isdigit()) or int(value) > MAX_OFFSET:
+        raise BadQuery(f"Last-Event-ID must be a row number, got {value[:40]!r}")
+    return int(value)
 
 
 def _json(value: Any, status: int = 200) -> Response:

@@ -39,6 +39,14 @@ function sum(a, b) {
   return a === null && b === null ? null : (a || 0) + (b || 0);
 }
 
+// A trace's usage, said the same way in the list and on its page (and by `traces list`): the
+// tokens of the turns that reported usage, "usage unknown" when none did — never 0.
+function usageText(knownTokens, unknownTurns, turns) {
+  if (unknownTurns >= turns) return "usage unknown";
+  const text = `${numberFormat.format(knownTokens)} tokens`;
+  return unknownTurns ? `${text} (+ ${unknownTurns} turn(s) with usage unknown)` : text;
+}
+
 // --- the list ----------------------------------------------------------------------------
 
 let listRequest = 0;
@@ -74,11 +82,15 @@ function traceEntry(trace) {
       "div",
       { className: "meta" },
       el("span", { className: `badge ${trace.last_status}` }, trace.last_status),
-      ` ${formatTokens(trace.total_tokens)} tokens · ${formatTime(trace.updated_at)}`,
+      " ",
+      el("span", { className: "usage" },
+        usageText(trace.total_tokens || 0, trace.usage_unknown_turns, trace.turns)),
+      ` · ${formatTime(trace.updated_at)}`,
     ),
   );
   button.addEventListener("click", () => {
     location.hash = `trace=${encodeURIComponent(trace.trace_id)}`;
+    showList(false);
   });
   return el("li", {}, button);
 }
@@ -97,20 +109,29 @@ function markCurrent() {
 
 // --- one trace ---------------------------------------------------------------------------
 
-async function loadTrace(id) {
+let traceRequest = 0;
+
+// `live`: the open trace gained turns; what the person unfolded stays unfolded.
+async function loadTrace(id, live = false) {
   const panel = $("#trace");
   if (id === null) {
-    panel.replaceChildren(el("p", { className: "muted" }, "Pick a trace on the left."));
+    panel.replaceChildren(el("p", { className: "muted" }, "Pick a trace from the list."));
     return;
   }
+  const request = ++traceRequest;
   const response = await fetch(`/api/trace?id=${encodeURIComponent(id)}`);
   const data = await response.json();
-  if (id !== currentTraceId()) return;
+  if (id !== currentTraceId() || request !== traceRequest) return;
   if (!response.ok) {
     panel.replaceChildren(el("p", { className: "reason" }, data.error.message));
     return;
   }
+  // The turns already shown come first and in the same order: their <details> keep their state.
+  const unfolded = live ? [...panel.querySelectorAll("details")].map((d) => d.open) : [];
   panel.replaceChildren(...renderTrace(data));
+  panel.querySelectorAll("details").forEach((details, index) => {
+    if (unfolded[index]) details.open = true;
+  });
 }
 
 function renderTrace(data) {
@@ -129,13 +150,17 @@ function renderTrace(data) {
   }
   let input = 0;
   let output = 0;
+  let unknown = 0;
   const models = [];
   for (const turn of turns) {
     const [i, o] = usageTotals(turn.usage);
+    if (i === null && o === null) unknown += 1;
     input += i || 0;
     output += o || 0;
     if (!models.includes(turn.model)) models.push(turn.model);
   }
+  const split = unknown < turns.length
+    ? ` (${formatTokens(input)} input + ${formatTokens(output)} output)` : "";
   const head = el(
     "div",
     { className: "trace-head" },
@@ -143,9 +168,9 @@ function renderTrace(data) {
     el(
       "div",
       { className: "meta" },
-      `${turns.length} turn${turns.length === 1 ? "" : "s"} · ${models.join(", ")} · ` +
-        `${formatTokens(input)} input + ${formatTokens(output)} output tokens · ` +
-        `started ${formatTime(turns[0].created_at)}`,
+      `${turns.length} turn${turns.length === 1 ? "" : "s"} · ${models.join(", ")} · `,
+      el("span", { className: "usage" }, usageText(input + output, unknown, turns.length) + split),
+      ` · started ${formatTime(turns[0].created_at)}`,
     ),
   );
   return [head, ...turns.map((turn) => renderTurn(turn, calls, results))];
@@ -385,6 +410,37 @@ function showError(error) {
   $("#list-status").textContent = `Could not reach the viewer: ${error.message}`;
 }
 
+// --- narrow screens: the list folds away once a trace is open ----------------------------
+
+function showList(open) {
+  document.body.classList.toggle("list-open", open);
+  $("#toggle-list").setAttribute("aria-expanded", String(open));
+}
+
+// --- live updates: server-sent events name the traces that gained turns -------------------
+
+function watch() {
+  const live = $("#live");
+  const updates = new EventSource("/api/updates");
+  updates.addEventListener("ready", () => {
+    live.textContent = "live";
+    live.classList.add("on");
+    document.body.dataset.live = "on";
+  });
+  updates.addEventListener("turns", (event) => {
+    const changed = JSON.parse(event.data).traces;
+    loadTraces().catch(showError);
+    const id = currentTraceId();
+    if (id !== null && changed.includes(id)) loadTrace(id, true).catch(showError);
+  });
+  updates.addEventListener("error", () => {
+    // EventSource reconnects by itself and resumes from the last event it saw.
+    live.textContent = "reconnecting…";
+    live.classList.remove("on");
+    document.body.dataset.live = "off";
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const search = debounce(() => loadTraces().catch(showError), 150);
   $("#q").addEventListener("input", search);
@@ -397,6 +453,11 @@ document.addEventListener("DOMContentLoaded", () => {
     markCurrent();
     loadTrace(currentTraceId()).catch(showError);
   });
+  $("#toggle-list").addEventListener("click", () => {
+    showList(!document.body.classList.contains("list-open"));
+  });
+  showList(currentTraceId() === null);
   loadTraces().catch(showError);
   loadTrace(currentTraceId()).catch(showError);
+  watch();
 });

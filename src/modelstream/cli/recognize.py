@@ -1,0 +1,73 @@
+"""Which protocol a response body speaks, read from its first bytes (sans-IO).
+
+No table of signatures: each protocol's own decoder reads the head of the body, and the one that
+finds the most of the grammar in it (items, usage, a stop, or the protocol's own error event)
+wins. Every other decoder finds nothing in a body that is not its protocol's: their frames
+differ in shape (`choices`, `type: message_start`, `candidates`, AWS event-stream messages, ...).
+A tie, or nothing found by any, is no answer: the caller asks for `--protocol`.
+"""
+
+from __future__ import annotations
+
+from ..errors import ProviderError, StreamError
+from ..framing import make_framer
+from ..protocols import REGISTRY, protocol_named
+from ..stream import StreamDecoder
+
+HEAD_BYTES = 64 * 1024  # read before choosing: several frames of every known protocol
+_FRAMING_NAMES = {
+    "sse": "an SSE event stream",
+    "eventstream": "an AWS event stream",
+    "json": "a JSON document",
+}
+
+
+def grammar_found(protocol: str, head: bytes) -> int:
+    """How much of the grammar `protocol`'s decoder finds in `head`: a count of items, usages
+    and stops, plus one when it reads the protocol's own error event."""
+    decoder = StreamDecoder(protocol, lenient_frames=True)
+    found = 0
+    try:
+        for event in decoder.feed(head):
+            found += len(event["content_items"]) + (event["event_type"] == "stop")
+            found += event["usage_metadata"] is not None
+    except ProviderError:
+        found += 1  # an error event this protocol knows the shape of
+    except StreamError:
+        pass  # what it read until then counts
+    return found
+
+
+def recognize(head: bytes) -> str | None:
+    """The one protocol whose decoder finds the most in `head`; None when none finds anything
+    or two find as much."""
+    scores = {name: grammar_found(name, head) for name in REGISTRY}
+    ranked = sorted(scores.values(), reverse=True)
+    if not ranked or ranked[0] == 0 or (len(ranked) > 1 and ranked[1] == ranked[0]):
+        return None
+    return max(scores, key=scores.__getitem__)
+
+
+def mismatch(protocol: str, head: bytes) -> str | None:
+    """Why `head` cannot be a `protocol` body, in one phrase, or None when it may be one:
+    another protocol's frames, or none of the framing the protocol uses at all."""
+    if not head.strip() or grammar_found(protocol, head):
+        return None
+    other = recognize(head)
+    if other is not None and other != protocol:
+        return f"no {protocol} frames found (this looks like {other}): pass --protocol {other}"
+    framing = protocol_named(protocol).framing
+    if framing == "json":
+        return None  # a JSON document is one frame whatever it holds
+    try:
+        framer = make_framer(framing)
+        frames = framer.feed_fields(head)
+    except StreamError:
+        frames = []
+    if not frames:
+        start = head[:40].decode("utf-8", "replace")
+        return (
+            f"no {protocol} frames found (this is not {_FRAMING_NAMES[framing]}: "
+            f"it starts with {start!r})"
+        )
+    return None
