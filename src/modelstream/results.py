@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .types import DoneItem, EventItem, FinishReason, Usage
+
+if TYPE_CHECKING:
+    from .catalogue.cost import TurnCost
 
 PartialStatus = Literal["cancelled", "failed", "incomplete"]
 
@@ -31,6 +34,11 @@ class StreamMetadata:
     lost_frames: int = 0
     # Filled by the IO shells (the sans-IO core has no clock): ttfb_ms, ttfe_ms, total_ms.
     timings: dict[str, float] = field(default_factory=dict)
+    # Input tokens written to the prompt cache, where the provider reports them apart
+    # (Anthropic, Bedrock); part of usage's prompt_tokens, priced at the cache-write rate.
+    cache_write_tokens: int | None = None
+    # When the turn ended (epoch ms), stamped by the IO shell; prices with peak hours need it.
+    finished_at_ms: int | None = None
 
     def count_skipped(self, kind: str, n: int = 1) -> None:
         self.skipped[kind] = self.skipped.get(kind, 0) + n
@@ -111,6 +119,14 @@ class FinalResponse:
     def usage(self) -> Usage | None:
         return self.message.usage
 
+    @property
+    def cost(self) -> TurnCost | None:
+        """What the turn cost by the model catalogue (docs/models.md); None when the catalogue
+        has no price for the model, a total of None when a part is unknown."""
+        from .catalogue.cost import turn_cost  # the catalogue is read on first use
+
+        return turn_cost(self.usage, self.metadata)
+
 
 @dataclass(frozen=True)
 class PartialResponse:
@@ -133,6 +149,13 @@ class PartialResponse:
     @property
     def thinking(self) -> str:
         return self._joined("thinking")
+
+    @property
+    def cost(self) -> TurnCost | None:
+        """What the partial turn cost, from the usage received (None when unknown)."""
+        from .catalogue.cost import turn_cost
+
+        return turn_cost(self.usage, self.metadata)
 
     def _joined(self, kind: str) -> str:
         items: list[Any] = [*self.items, self.open_item] if self.open_item else self.items

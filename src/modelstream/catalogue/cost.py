@@ -18,12 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..types import Usage
-from . import Peak, Price
+from . import Catalogue, Peak, Price, default_catalogue
 
-__all__ = ["TurnCost", "cost_of_turn"]
+if TYPE_CHECKING:
+    from ..results import StreamMetadata
+
+__all__ = ["TurnCost", "cost_of_turn", "turn_cost"]
 
 _MILLION = Decimal(1_000_000)
 _PARTS = ("input", "cached_input", "cache_write", "reasoning", "output")
@@ -95,7 +98,7 @@ def cost_of_turn(
             return None
         if tokens == 0:
             return Decimal(0)
-        if rate is None:
+        if rate is None or multiplier is None:
             return None
         return Decimal(tokens) * rate * multiplier / _MILLION
 
@@ -111,9 +114,30 @@ def cost_of_turn(
     )
 
 
-def _peak_multiplier(peak: Peak | None, at_ms: int | None) -> Decimal:
-    if peak is None or at_ms is None:
+def _peak_multiplier(peak: Peak | None, at_ms: int | None) -> Decimal | None:
+    """The rates' multiplier at `at_ms`; None when the price has peak hours and the time is
+    not known (the cost is then unknown)."""
+    if peak is None:
         return Decimal(1)
+    if at_ms is None:
+        return None
     when = datetime.fromtimestamp(at_ms / 1000, UTC)
     in_hours = any(start <= when.hour < end for start, end in peak.hours_utc)
     return peak.multiplier if in_hours and when.isoweekday() in peak.weekdays else Decimal(1)
+
+
+def turn_cost(
+    usage: Usage | None, metadata: StreamMetadata, catalogue: Catalogue | None = None
+) -> TurnCost | None:
+    """The cost of a streamed turn by its model's catalogue price; None when the model is not
+    in the catalogue or has no price (then the cost is unknown, not zero)."""
+    entry = (catalogue or default_catalogue()).lookup(metadata.model or "")
+    if entry is None or entry.price is None:
+        return None
+    return cost_of_turn(
+        usage,
+        entry.price,
+        model=entry.id,
+        cache_write_tokens=metadata.cache_write_tokens,
+        at_ms=metadata.finished_at_ms,
+    )

@@ -479,6 +479,7 @@ class StreamCall:
             metadata.model = self.model
         metadata.timings.update(self._timings)
         metadata.timings["total_ms"] = self._elapsed_ms()
+        metadata.finished_at_ms = int(self._wall() * 1000)
         if self._retries and metadata.diagnostics[: len(self._retries)] != self._retries:
             metadata.diagnostics[:0] = self._retries
         if partial is not None:

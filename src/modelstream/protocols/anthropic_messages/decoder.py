@@ -180,6 +180,7 @@ class AnthropicMessagesDecoder:
                 self._thinking_tokens = thinking
         if counts:  # nothing known yet (only the placeholder): usage stays missing
             self.sink.usage_update(self._mapped())
+            self.sink.metadata.cache_write_tokens = counts.get("cache_creation_input_tokens")
 
     def _mapped(self) -> Usage:
         counts = self._counts

@@ -180,6 +180,7 @@ class BedrockConverseStreamDecoder:
         usage = event.get("usage")
         if isinstance(usage, dict):
             self.sink.usage_update(_mapped(usage))
+            self.sink.metadata.cache_write_tokens = int_or_none(usage.get("cacheWriteInputTokens"))
         self._usage = True
         if self._finished:
             self.sink.terminal()
