@@ -234,6 +234,34 @@ def test_chat_shows_the_usage_the_provider_reported(emu):
     )
 
 
+def test_chat_shows_what_the_turn_cost_by_the_catalogue_and_unknown_when_it_has_no_price(emu):
+    emu.queue(
+        Reply.turn(
+            Turn.text(
+                "Priced.",
+                usage={
+                    "cached_tokens": 1000,
+                    "prompt_tokens": 2000,
+                    "thoughts_tokens": None,
+                    "response_tokens": 500,
+                },
+            )
+        )
+    )
+    result = run_cli(*chat_args(emu, "anthropic-messages"), **{KEY_VAR: KEY})
+    assert result.returncode == 0, result.stderr
+    # claude-sonnet-4-5: input $3, cache reads $0.30, output $15 per million tokens
+    # 2000 * 3 + 1000 * 0.30 + 500 * 15 = 13,800 / 1e6 = $0.0138
+    assert summary_row(result.stdout, "cost") == "$0.0138 (claude-sonnet-4-5 list price)"
+
+    emu.queue(Reply.turn(Turn.text("Not priced.")))
+    unpriced = run_cli(*chat_args(emu, "openai-responses"), **{KEY_VAR: KEY})
+    assert unpriced.returncode == 0, unpriced.stderr
+    assert summary_row(unpriced.stdout, "cost") == (
+        f"unknown (no catalogue price for {MODELS['openai-responses']})"
+    )
+
+
 def test_chat_sends_the_prompt_system_prompt_and_limits_with_the_key_from_api_key_env(emu):
     emu.queue(Reply.turn(Turn.text("ok")))
     args = chat_args(

@@ -580,3 +580,47 @@ def test_failed_and_cancelled_turns_show_usage_unknown_in_the_list_and_on_the_pa
         expect(page.locator(".trace-link").first).not_to_contain_text("0 tokens")
         screenshot(page, "usage-unknown-1280px")
     page.close()
+
+
+def test_each_turn_and_the_trace_show_their_cost_and_unknown_is_never_zero(
+    tmp_path: Path, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    db = tmp_path / "costs.sqlite3"
+    with (
+        Emulator() as emu,
+        Client(
+            "gpt-5-nano",
+            api_key=API_KEY,
+            base_url=emu.base_url("openai-responses"),
+            traces=db,
+            retry=RetryPolicy(max_attempts=1),
+        ) as client,
+    ):
+        for _ in range(2):
+            emu.queue(Reply.turn(Turn.text("Priced.", usage=usage(0, 1000, 0, 500))))
+            client.complete([user("What does this cost?")], {"trace_id": "priced"})
+        emu.queue(Reply.status(500))
+        with contextlib.suppress(StreamError):
+            client.complete([user("And this?")], {"trace_id": "priced"})
+
+    turns = TraceStore(db).get_trace("priced")
+    # gpt-5-nano in the catalogue: input $0.05 and output $0.40 per million tokens
+    assert [turn.cost["total"] if turn.cost else None for turn in turns] == [
+        "0.00025",
+        "0.00025",
+        None,
+    ]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    with serving(db) as url:
+        page.goto(url)
+        page.locator(".trace-link", has_text="priced").click()
+        expect(page.locator(".trace-head .cost")).to_have_text(
+            "$0.000500 (+ 1 turn(s) with cost unknown)"
+        )
+        facts = page.locator("article.turn .facts")
+        expect(facts.nth(0)).to_contain_text("Cost $0.000250")
+        expect(facts.nth(2)).to_contain_text("Cost unknown")
+        screenshot(page, "cost-1280px")
+    page.close()

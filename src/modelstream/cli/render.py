@@ -10,6 +10,7 @@ thinking dimmed, bytes and vectors are summed up when done).
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import IO, Any, Literal, Protocol
 
 import orjson
@@ -157,6 +158,7 @@ class PrettyRenderer:
             [
                 ("finish reason", reason),
                 ("usage", _usage(self._stop_usage)),
+                ("cost", _cost(self._stop_usage, metadata)),
                 *self._stream_facts(metadata),
                 *_facts(metadata),
             ]
@@ -174,6 +176,7 @@ class PrettyRenderer:
             rows.append(("partial", _partial_status(partial, error)))
             rows.append(("received", _received(partial)))
             rows.append(("usage", _usage(partial.usage)))
+            rows.append(("cost", _cost(partial.usage, metadata)))
         if isinstance(error, ToolCallArgumentParseError):
             rows.append(("hint", Text("replay with --lenient-tool-arguments to recover them")))
         elif isinstance(error, LostContentError):
@@ -192,6 +195,7 @@ class PrettyRenderer:
             ("partial", status),
             ("received", _received(partial)),
             ("usage", _usage(partial.usage)),
+            ("cost", _cost(partial.usage, metadata)),
         ]
         self._summary([*rows, *self._stream_facts(metadata), *_facts(metadata)])
 
@@ -411,3 +415,20 @@ def _describe(key: str, value: Any) -> str:
     if isinstance(value, str) and len(value) > 24:
         return f"{key} ({len(value)} chars)"
     return f"{key} {orjson.dumps(value).decode()}"
+
+
+def _cost(usage: Usage | None, metadata: StreamMetadata) -> Text:
+    """The turn's cost by the model catalogue; "unknown" (with why), never 0 for unknown."""
+    from ..catalogue.cost import turn_cost  # read only when a turn ends
+
+    cost = turn_cost(usage, metadata)
+    if cost is None:
+        return Text(
+            f"unknown (no catalogue price for {metadata.model or 'this model'})", style="dim"
+        )
+    total = cost.total
+    if total is None:
+        return Text("unknown (part of the usage or its price is unknown)", style="dim")
+    amount = f"{total:.6f}" if total < Decimal("0.01") else f"{total:.4f}"
+    money = f"${amount}" if cost.currency == "USD" else f"{amount} {cost.currency}"
+    return Text(f"{money} ({cost.model} list price)")

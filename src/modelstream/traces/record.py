@@ -63,6 +63,9 @@ class TraceTurn:
     turn: int | None = None  # 1-based position in its trace, set by the store
     # parts the store kept only as {"bytes", "sha256", "head"} (TraceLimits.max_turn_bytes)
     truncated: dict[str, Any] = field(default_factory=dict)
+    # what the turn cost by the model catalogue (TurnCost.as_json: exact decimal strings, None
+    # for an unknown part); None when the catalogue has no price for the model
+    cost: dict[str, Any] | None = None
 
 
 class TraceSink(Protocol):
@@ -149,8 +152,14 @@ class TurnRecorder:
             item_timings=[ItemTiming(**timing) for timing in self._timeline],
             created_at=int(self._started_ms),
             diagnostics=list(metadata.diagnostics),
+            cost=_cost_json(result),
         )
         return mask_secrets(turn, self._secrets) if self._secrets else turn
+
+
+def _cost_json(result: FinalResponse | PartialResponse) -> dict[str, Any] | None:
+    cost = result.cost
+    return None if cost is None else cost.as_json()
 
 
 def record_turn(

@@ -551,6 +551,7 @@ def _body(turn: TraceTurn) -> dict[str, Any]:
         "timings": turn.timings,
         "item_timings": turn.item_timings,
         "diagnostics": turn.diagnostics,
+        "cost": turn.cost,
     }
 
 
@@ -608,6 +609,7 @@ def _turn_from(record: dict[str, Any], messages: list[Message]) -> TraceTurn:
         diagnostics=record["diagnostics"],
         turn=record["turn"],
         truncated=record.get("truncated", {}),
+        cost=record.get("cost"),  # turns recorded before costs were have none
     )
 
 

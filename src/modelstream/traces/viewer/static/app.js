@@ -161,6 +161,7 @@ function renderTrace(data) {
   }
   const split = unknown < turns.length
     ? ` (${formatTokens(input)} input + ${formatTokens(output)} output)` : "";
+  const cost = costText(turns.map((turn) => turn.cost));
   const head = el(
     "div",
     { className: "trace-head" },
@@ -170,10 +171,31 @@ function renderTrace(data) {
       { className: "meta" },
       `${turns.length} turn${turns.length === 1 ? "" : "s"} · ${models.join(", ")} · `,
       el("span", { className: "usage" }, usageText(input + output, unknown, turns.length) + split),
+      " · ",
+      el("span", { className: "cost" }, cost),
       ` · started ${formatTime(turns[0].created_at)}`,
     ),
   );
   return [head, ...turns.map((turn) => renderTurn(turn, calls, results))];
+}
+
+// What turns cost (their `cost.total`, exact decimal strings, by currency), said like usage:
+// the known total, "+ N turn(s) with cost unknown", or "cost unknown" — never $0 for unknown.
+function costText(costs) {
+  const totals = new Map();
+  let unknown = 0;
+  for (const cost of costs) {
+    if (!cost || cost.total === null) { unknown += 1; continue; }
+    totals.set(cost.currency, (totals.get(cost.currency) || 0) + Number(cost.total));
+  }
+  if (!totals.size) return "cost unknown";
+  const text = [...totals].map(([currency, total]) => formatMoney(total, currency)).join(" + ");
+  return unknown ? `${text} (+ ${unknown} turn(s) with cost unknown)` : text;
+}
+
+function formatMoney(amount, currency) {
+  const digits = amount !== 0 && Math.abs(amount) < 0.01 ? 6 : 4;
+  return `${currency === "USD" ? "$" : currency + " "}${amount.toFixed(digits)}`;
 }
 
 function usageTotals(usage) {
@@ -354,6 +376,13 @@ function renderFacts(turn) {
   } else {
     facts.append(fact("Usage", "unknown"));
   }
+  const cost = turn.cost;
+  facts.append(
+    cost && cost.total !== null
+      ? fact("Cost", formatMoney(Number(cost.total), cost.currency),
+        `${cost.model}: input ${cost.input ?? "?"} + cached ${cost.cached_input ?? "?"} + cache write ${cost.cache_write ?? "?"} + reasoning ${cost.reasoning ?? "?"} + output ${cost.output ?? "?"}`)
+      : fact("Cost", "unknown", cost ? "a part of the usage or its price is unknown" : "no catalogue price for this model"),
+  );
   facts.append(
     fact("TTFB", formatMs(timings.ttfb_ms), "time to the response headers"),
     fact("first event", formatMs(timings.ttfe_ms)),
