@@ -4,6 +4,10 @@ ids people send find their entry, and a user's file adds and overrides entries."
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -189,3 +193,45 @@ def test_a_wrong_users_file_is_refused_with_the_file_and_the_entry(
 def test_a_missing_users_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(CatalogueError, match="cannot read the model file"):
         load_catalogue([tmp_path / "nowhere.toml"])
+
+
+def run_models(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k != "MODELSTREAM_MODELS"}
+    return subprocess.run(
+        [sys.executable, "-m", "modelstream", "models", *args],
+        capture_output=True,
+        text=True,
+        env={**environment, **env},
+        timeout=60,
+    )
+
+
+def test_the_models_command_lists_a_providers_models_with_their_prices() -> None:
+    listed = run_models("--provider", "anthropic")
+
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].split() == [
+        "model", "provider", "context", "output", "in/out", "think", "$/M", "in", "$/M", "out"
+    ]  # fmt: skip
+    opus = next(line for line in lines if line.startswith("claude-opus-5-5 "))
+    assert opus.split() == ["claude-opus-5-5", "anthropic", "1M", "128K", "text+image→text",
+                            "yes", "4", "20"]  # fmt: skip
+
+
+def test_the_models_command_prints_json_with_a_users_file_and_refuses_an_unknown_provider(
+    tmp_path: Path,
+) -> None:
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[models."claude-opus-5-5"]\ncontext_window = 500_000\n')
+
+    listed = run_models("--json", "--provider", "anthropic", "--file", str(mine))
+    unknown = run_models("--provider", "nobody")
+
+    assert listed.returncode == 0, listed.stderr
+    entries = {entry["id"]: entry for entry in json.loads(listed.stdout)}
+    assert entries["claude-opus-5-5"]["context_window"] == 500_000
+    assert entries["claude-opus-5-5"]["price"]["cached_input"] == "0.2"
+    assert entries["claude-opus-5-5"]["price"]["source"].startswith("https://")
+    assert unknown.returncode == 2
+    assert "no models of provider 'nobody'; providers: alibaba, anthropic" in unknown.stderr

@@ -40,6 +40,7 @@ __all__ = [
     "IncompleteStreamError",
     "InvalidMessageError",
     "ItemAssembler",
+    "ListedModel",
     "LostContentError",
     "MalformedFrameError",
     "Message",

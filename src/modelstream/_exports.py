@@ -9,6 +9,7 @@ name is asked for, so `modelstream --version` and `replay` start without the cli
 from .accumulator import Accumulator
 from .assembler import ItemAssembler
 from .client import AsyncClient, Client, RetryPolicy, Timeouts
+from .client.model_list import ListedModel
 from .conversation import AsyncConversation, Conversation
 from .errors import (
     AuthenticationError,

@@ -58,6 +58,10 @@ COMMANDS = {
         ),
     ),
     "traces": Command("browse recorded traces", "modelstream.traces.command", adder="add_parser"),
+    "models": Command(
+        "list the model catalogue: protocols, context window, list prices",
+        "modelstream.cli.models",
+    ),
 }
 
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import random as _random
 import ssl
+import time
 from asyncio import timeout_at
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Self
 
@@ -28,6 +30,7 @@ from ..results import AssistantMessage, FinalResponse, PartialResponse
 from ..traces.sinks import TracesOption
 from ..types import Config, Event
 from .http_errors import MAX_ERROR_BODY
+from .model_list import ListedModel
 from .platforms import PlatformOption
 from .prepare import CallPlan
 from .retry import RetryOption
@@ -124,6 +127,20 @@ class AsyncClient(ClientSettings):
         )
         async with stream:
             return await stream.get_final_message()
+
+    async def list_models(self, *, model: str | None = None) -> list[ListedModel]:
+        """The models the provider's models endpoint lists for this key (the route of `model`,
+        else of the client's model or client type), each with its catalogue entry or None."""
+        listing = self._model_list(model)
+        while (request := listing.next_request(datetime.now(UTC))) is not None:
+            response = await self._http.request(
+                request.method,
+                request.url,
+                headers=request.headers,
+                timeout=self.timeouts.httpx_timeout(),
+            )
+            listing.read(response.status_code, response.headers, response.content, time.time())
+        return listing.models()
 
     async def aclose(self) -> None:
         if self._owns_http:

@@ -12,11 +12,13 @@ import os
 from collections.abc import Callable
 
 from ..auth.signing import RequestSigner
+from ..errors import ConfigurationError
 from ..messages import Prompt, as_messages
 from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
 from ..types import Config
 from .credentials import Secret
+from .model_list import ModelListCall
 from .platforms import AmbientSigners, Azure, Bedrock, PlatformOption, Vertex, platform_of
 from .prepare import CallPlan, endpoint_for, plan_call
 from .retry import RetryOption, RetryPolicy, retry_policy_from, with_max_retries
@@ -84,6 +86,25 @@ class ClientSettings:
             f"{type(self).__name__}(model={self.model!r}, client_type={self.client_type!r}, "
             f"base_url={self.base_url!r}, platform={self.platform!r})"
         )
+
+    def _model_list(self, model: str | None) -> ModelListCall:
+        """The paging of the models endpoint that `model`'s route (or the client's) reaches."""
+        chosen = model or self.model
+        if not chosen and self.client_type is None:
+            raise ConfigurationError(
+                "list_models() needs a model or a client_type to know which API to ask"
+            )
+        endpoint = endpoint_for(
+            chosen or "",
+            client_type=self.client_type,
+            base_url=self.base_url,
+            api_key=self._api_key,
+            env=os.environ,
+            signer=self._signer,
+            platform=self.platform,
+            ambient=self._ambient,
+        )
+        return ModelListCall.for_endpoint(endpoint, chosen)
 
     def _prepare(
         self,

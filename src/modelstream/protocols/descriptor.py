@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ..auth.secret import Secret
 from ..auth.signing import RequestSigner
@@ -50,6 +50,19 @@ class ModelRoute:
     provider: Provider
 
 
+# One page of a models endpoint's JSON -> (the model ids on it, the query of the next page or
+# None when it is the last)
+ModelPageReader = Callable[[Any], tuple[list[str], dict[str, str] | None]]
+
+
+@dataclass(frozen=True)
+class ModelListing:
+    """The protocol's endpoint that lists the models a key may use (`client.list_models()`)."""
+
+    path: str  # GET, after the base URL (e.g. "/models", "/v1/models", "/v1beta/models")
+    read_page: ModelPageReader
+
+
 @dataclass(frozen=True)
 class Emulation:
     """How `modelstream.testing.Emulator` serves the protocol."""
@@ -80,6 +93,7 @@ class Protocol:
     example_model: str = ""  # a model whose name routes here: for the demo, bench and tests
     relayed: bool = False  # a modelstream server's relayed events, not a provider's wire
     embedding: bool = False  # answers with vectors, not a stream of items
+    models: ModelListing | None = None  # the models endpoint, where the protocol has one
 
 
 __all__ = ["Emulation", "Framing", "ModelRoute", "Protocol", "Provider", "SignerFactory"]

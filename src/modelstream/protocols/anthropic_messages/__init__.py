@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...auth.keys import anthropic_key
+from ..common.model_lists import ANTHROPIC_MODELS
 from ..common.providers import ANTHROPIC
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import AnthropicMessagesDecoder
@@ -26,4 +27,5 @@ PROTOCOL = Protocol(
             r":streamRawPredict",
         ),
     ),
+    models=ANTHROPIC_MODELS,
 )

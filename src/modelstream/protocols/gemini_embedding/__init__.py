@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...auth.keys import gemini_key
+from ..common.model_lists import GEMINI_MODELS
 from ..common.providers import GOOGLE
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import GeminiEmbeddingDecoder
@@ -24,4 +25,5 @@ PROTOCOL = Protocol(
         (r"/v1beta/models/(?P<model>[^/:]+):(?:embedContent|batchEmbedContents)",),
     ),
     embedding=True,
+    models=GEMINI_MODELS,
 )

@@ -5,6 +5,7 @@ the whole history goes with every turn and nothing is stored server-side. Chosen
 from __future__ import annotations
 
 from ...auth.keys import gemini_key
+from ..common.model_lists import GEMINI_MODELS
 from ..common.providers import GOOGLE
 from ..descriptor import Emulation, Protocol
 from .decoder import GeminiInteractionsDecoder
@@ -22,4 +23,5 @@ PROTOCOL = Protocol(
     emulation=Emulation(
         "modelstream.protocols.gemini_interactions.emulator", (r"/v1beta/interactions",)
     ),
+    models=GEMINI_MODELS,
 )

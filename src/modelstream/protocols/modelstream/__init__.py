@@ -4,6 +4,7 @@ resumable by SSE id. It has no public endpoint: the base URL is always given."""
 from __future__ import annotations
 
 from ...auth.keys import BearerSigner
+from ..common.model_lists import MODELSTREAM_MODELS
 from ..descriptor import Protocol, Provider
 from .decoder import ModelstreamDecoder
 from .encoder import ModelstreamEncoder
@@ -16,4 +17,5 @@ PROTOCOL = Protocol(
     auth=BearerSigner,  # the server's bearer key; an open server ignores it
     provider=Provider("modelstream", "", ("MODELSTREAM_API_KEY",), "MODELSTREAM_BASE_URL"),
     relayed=True,
+    models=MODELSTREAM_MODELS,
 )

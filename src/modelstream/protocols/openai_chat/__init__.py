@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...auth.keys import BearerSigner
+from ..common.model_lists import OPENAI_MODELS
 from ..common.providers import OPENAI
 from ..descriptor import Emulation, ModelRoute, Protocol, Provider
 from .decoder import OpenAIChatDecoder
@@ -48,4 +49,5 @@ PROTOCOL = Protocol(
         ),
         "/v1",
     ),
+    models=OPENAI_MODELS,
 )

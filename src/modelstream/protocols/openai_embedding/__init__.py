@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...auth.keys import BearerSigner
+from ..common.model_lists import OPENAI_MODELS
 from ..common.providers import OPENAI
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import OpenAIEmbeddingDecoder
@@ -23,4 +24,5 @@ PROTOCOL = Protocol(
         "modelstream.protocols.openai_embedding.emulator", (r"/v1/embeddings",), "/v1"
     ),
     embedding=True,
+    models=OPENAI_MODELS,
 )

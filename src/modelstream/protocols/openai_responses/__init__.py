@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...auth.keys import BearerSigner
+from ..common.model_lists import OPENAI_MODELS
 from ..common.providers import OPENAI
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import OpenAIResponsesDecoder
@@ -23,4 +24,5 @@ PROTOCOL = Protocol(
         (r"/v1/responses", r"/openai/v1/responses", r"/openai/responses"),
         "/v1",
     ),
+    models=OPENAI_MODELS,
 )
