@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import wave
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +24,7 @@ from modelstream.cli import demo as demo_module
 from modelstream.client import CLIENT_TYPE_ROUTES, ROUTES, RetryPolicy
 from modelstream.jsonwire import loads_event
 from modelstream.protocols import REGISTRY
-from modelstream.testing import Emulator, Reply, Text, Thinking, ToolCall, Turn
+from modelstream.testing import Emulator, Media, Reply, Text, Thinking, ToolCall, Turn
 from modelstream.testing.render import STREAM_PROTOCOLS
 
 KEY_VAR = "MODELSTREAM_TEST_CHAT_KEY"
@@ -467,3 +468,51 @@ def test_ctrl_c_with_json_ends_the_events_with_a_cancelled_error_line(emu):
             "partial_status": "cancelled",
         }
     }
+
+
+def test_chat_asks_for_images_and_saves_them_with_their_extension(emu, tmp_path):
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+    emu.queue(Reply.turn(Turn(items=[Text("A cat."), Media(png, "image/png")])))
+    result = run_cli(
+        *chat_args(
+            emu, "gemini-generate-content", "--images", "--save-media", str(tmp_path / "out")
+        ),
+        **{KEY_VAR: KEY},
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert emu.requests[0].json["generationConfig"]["responseModalities"] == ["TEXT", "IMAGE"]
+    (saved,) = (tmp_path / "out").iterdir()
+    assert saved.suffix == ".png" and saved.read_bytes() == png
+    assert f"saved {saved} ({len(png):,} bytes)" in result.stderr
+
+
+def test_chat_speaks_with_a_voice_and_saves_raw_pcm_as_a_playable_wav(emu, tmp_path):
+    pcm = bytes(range(256)) * 30  # 7,680 bytes: 3,840 samples of 16-bit audio
+    emu.queue(Reply.turn(Turn(items=[Media(pcm, "audio/L16;codec=pcm;rate=24000")])))
+    result = run_cli(
+        *chat_args(
+            emu, "gemini-generate-content", "--voice", "Kore", "--save-media", str(tmp_path)
+        ),
+        **{KEY_VAR: KEY},
+    )
+
+    assert result.returncode == 0, result.stderr
+    speech = emu.requests[0].json["generationConfig"]["speechConfig"]
+    assert speech == {"voiceConfig": {"prebuiltVoiceConfig": {"voiceName": "Kore"}}}
+    (saved,) = tmp_path.iterdir()
+    assert saved.suffix == ".wav"
+    with wave.open(str(saved)) as wav:
+        assert (wav.getnchannels(), wav.getsampwidth(), wav.getframerate()) == (1, 2, 24000)
+        assert wav.readframes(wav.getnframes()) == pcm
+
+
+def test_chat_says_when_an_answer_had_no_media_to_save(emu, tmp_path):
+    emu.queue(Reply.turn(Turn.text("Only words.")))
+    result = run_cli(
+        *chat_args(emu, "anthropic-messages", "--save-media", str(tmp_path)), **{KEY_VAR: KEY}
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "no images or audio in the answer: nothing saved to" in result.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -11,7 +11,9 @@ import argparse
 import asyncio
 import os
 import sys
+import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,7 +27,7 @@ from ..errors import (
 )
 from ..protocols import CLIENT_TYPES
 from ..protocols.common.encoding import THINKING_LEVELS
-from ..results import FinalResponse, StreamMetadata
+from ..results import FinalResponse, PartialResponse, StreamMetadata
 from ..types import Config, Message
 from .exit_status import EXIT_FAILED, EXIT_OK, UsageError
 from .helptext import command_parser, examples
@@ -84,6 +86,22 @@ def add_command(commands: Any) -> None:
     )
     chat.add_argument("--max-tokens", type=_positive_int, metavar="N", help="the output limit")
     chat.add_argument(
+        "--images",
+        action="store_true",
+        help="ask for images in the answer (config image_output; Gemini image models, Responses)",
+    )
+    chat.add_argument(
+        "--voice",
+        metavar="NAME",
+        help="ask for a spoken answer in this voice (config speech_output: Gemini TTS, Chat audio)",
+    )
+    chat.add_argument(
+        "--save-media",
+        metavar="DIR",
+        type=Path,
+        help="write the answer's images and audio to files in DIR (raw PCM as .wav)",
+    )
+    chat.add_argument(
         "--json",
         action="store_true",
         help="print the events as JSON lines, as `replay --format jsonl` does",
@@ -101,6 +119,10 @@ def run_chat(args: argparse.Namespace) -> int:
         config["thinking_level"] = args.thinking
     if args.max_tokens is not None:
         config["max_tokens"] = args.max_tokens
+    if args.images:
+        config["image_output"] = True
+    if args.voice is not None:
+        config["speech_output"] = {"voice": args.voice}
     messages: list[Message] = [
         {"role": "user", "content_items": [{"type": "text.done", "text": prompt}]}
     ]
@@ -135,7 +157,25 @@ async def _chat(
             result = await render_turn(client, messages, config, renderer, header)
         except _BEFORE_SENDING as error:
             raise UsageError(str(error)) from None
+    if args.save_media is not None:
+        _save_media(result, args.save_media)
     return EXIT_OK if isinstance(result, FinalResponse) else EXIT_FAILED
+
+
+def _save_media(result: FinalResponse | PartialResponse, directory: Path) -> None:
+    """Write the turn's media (a partial's too: what arrived is kept) and say where."""
+    from .media import save_media
+
+    items = result.message["content_items"] if isinstance(result, FinalResponse) else result.items
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    try:
+        written = save_media(items, directory, stamp)
+    except OSError as exc:
+        raise UsageError(f"cannot write media to {directory}: {exc.strerror or exc}") from None
+    for path in written:
+        print(f"saved {path} ({path.stat().st_size:,} bytes)", file=sys.stderr)
+    if not written:
+        print(f"no images or audio in the answer: nothing saved to {directory}", file=sys.stderr)
 
 
 def _prompt(words: list[str]) -> str:
