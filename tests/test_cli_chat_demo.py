@@ -516,3 +516,25 @@ def test_chat_says_when_an_answer_had_no_media_to_save(emu, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "no images or audio in the answer: nothing saved to" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_chat_reaches_a_model_on_a_platform_with_the_platforms_own_credentials(emu):
+    emu.queue(Reply.turn(Turn.text("Hello from Azure.")))
+    result = run_cli(
+        "chat",
+        "-m",
+        "my-gpt-deployment",
+        "--platform",
+        "azure",
+        "--client-type",
+        "openai-chat",
+        "Hello?",
+        AZURE_OPENAI_ENDPOINT=emu.url,
+        AZURE_OPENAI_API_KEY=KEY,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "Hello from Azure." in result.stdout.splitlines()
+    request = emu.requests[0]
+    assert request.path == "/openai/v1/chat/completions"
+    assert request.headers["api-key"] == KEY

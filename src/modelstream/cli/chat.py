@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from ..client import AsyncClient, resolve_route, route_for_model
+from ..client.platforms import platform_of
 from ..errors import (
     ConfigurationError,
     InvalidMessageError,
@@ -66,6 +67,12 @@ def add_command(commands: Any) -> None:
         choices=CLIENT_TYPES,
         metavar="T",
         help=f"the protocol, when the model name does not say it: {', '.join(CLIENT_TYPES)}",
+    )
+    chat.add_argument(
+        "--platform",
+        choices=("bedrock", "vertex", "azure"),
+        help="the cloud that serves the model, with its ambient credentials (docs/auth.md): "
+        "Bedrock (AWS chain), Vertex AI (Google ADC), Azure OpenAI",
     )
     chat.add_argument(
         "--base-url",
@@ -139,12 +146,16 @@ async def _chat(
 ) -> int:
     try:
         client = AsyncClient(
-            args.model, client_type=args.client_type, base_url=base_url, api_key=api_key
+            args.model,
+            client_type=args.client_type,
+            base_url=base_url,
+            api_key=api_key,
+            platform=args.platform,
         )
     except _BEFORE_SENDING as error:
         raise UsageError(str(error)) from None
     async with client:
-        route = resolve_route(args.model, args.client_type)
+        route = resolve_route(args.model, args.client_type, platform_of(args.platform))
         # Another server than the provider's is named by its address, not the provider's name.
         where = httpx.URL(base_url).netloc.decode("ascii") if base_url else route.provider
         header = StreamMetadata(route.client_type, provider=where, model=args.model)
@@ -206,6 +217,8 @@ def _credentials(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str 
                 f"for {where}"
             )
         return args.base_url, key
+    if args.platform is not None:
+        return args.base_url, None  # the platform's own credentials: the client finds them
     if args.base_url is not None:
         raise UsageError(
             "--base-url needs --api-key-env NAME, the environment variable holding the key for "
