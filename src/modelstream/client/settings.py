@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 from ..auth.signing import RequestSigner
 from ..errors import ConfigurationError
@@ -70,16 +71,7 @@ class ClientSettings:
         self._trace_sinks = resolve_sinks(traces, os.environ)
         self._owns_trace_sinks = owns_sinks(traces)
         if model:  # fail at construction, not at the first call, on a model or key problem
-            endpoint_for(
-                model,
-                client_type=client_type,
-                base_url=base_url,
-                api_key=self._api_key,
-                env=os.environ,
-                signer=signer,
-                platform=self.platform,
-                ambient=self._ambient,
-            )
+            endpoint_for(model, **self._route_options())
 
     def __repr__(self) -> str:
         return (
@@ -94,17 +86,20 @@ class ClientSettings:
             raise ConfigurationError(
                 "list_models() needs a model or a client_type to know which API to ask"
             )
-        endpoint = endpoint_for(
-            chosen or "",
-            client_type=self.client_type,
-            base_url=self.base_url,
-            api_key=self._api_key,
-            env=os.environ,
-            signer=self._signer,
-            platform=self.platform,
-            ambient=self._ambient,
-        )
+        endpoint = endpoint_for(chosen or "", **self._route_options())
         return ModelListCall.for_endpoint(endpoint, chosen)
+
+    def _route_options(self) -> dict[str, Any]:
+        """What routing a call (or a models listing) needs of the client's settings."""
+        return {
+            "client_type": self.client_type,
+            "base_url": self.base_url,
+            "api_key": self._api_key,
+            "env": os.environ,
+            "signer": self._signer,
+            "platform": self.platform,
+            "ambient": self._ambient,
+        }
 
     def _prepare(
         self,
@@ -121,18 +116,7 @@ class ClientSettings:
         config = config_with_tool_definitions(config)  # function tools → their definitions
         timeouts = self.timeouts if timeout is None else timeouts_from(timeout, "timeout")
         retry = self.retry if max_retries is None else with_max_retries(self.retry, max_retries)
-        plan = plan_call(
-            model or self.model or "",
-            messages,
-            config,
-            client_type=self.client_type,
-            base_url=self.base_url,
-            api_key=self._api_key,
-            env=os.environ,
-            signer=self._signer,
-            platform=self.platform,
-            ambient=self._ambient,
-        )
+        plan = plan_call(model or self.model or "", messages, config, **self._route_options())
         trace_id = (config or {}).get("trace_id")
         recorder = None
         if isinstance(trace_id, str) and trace_id and self._trace_sinks:
