@@ -468,7 +468,9 @@ class _Outbox:
         """Queue one entry; raises the error that stopped the flushing, if one did."""
         if self._error is not None:
             raise self._error
-        self._pending.append(data)
+        # an exact-size copy: orjson (≥3.12) returns its ~4 KiB output buffer even for a short
+        # result, and a fast upstream leaves hundreds of entries pending per stream at once
+        self._pending.append(b"".join((data, b"")))
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
 
