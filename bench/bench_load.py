@@ -163,7 +163,9 @@ class RedisServer:
 class Server:
     """`python -m modelstream.server --config FILE --port 0 [--redis URL]` in a child process."""
 
-    def __init__(self, upstream_url: str, folder: Path, streams: int, redis: str | None) -> None:
+    def __init__(
+        self, upstream_url: str, folder: Path, streams: int, redis: str | None, traces: bool
+    ) -> None:
         config = {
             "models": [
                 {
@@ -178,7 +180,8 @@ class Server:
             "keys": ["$" + SERVER_KEY_ENV],
             "limits": {"max_concurrent_streams": max(streams, 1) + 16},
             "retain_seconds": 2,  # nothing is resumed here: the store stays small
-            "traces": False,
+            # a configured server records every turn (docs/traces.md): off unless --traces
+            "traces": str(folder / "traces.sqlite") if traces else False,
         }
         path = folder / "server.json"
         path.write_text(json.dumps(config))
@@ -436,7 +439,7 @@ def run_round(
     redis = RedisServer(folder) if store == "redis" else None
     server: Server | None = None
     try:
-        server = Server(upstream.url, folder, streams, redis.url if redis else None)
+        server = Server(upstream.url, folder, streams, redis.url if redis else None, args.traces)
         # warm up: one stream opens the upstream pool and imports what the first stream needs
         upstream.queue(1, args.events, 0)
         client.run(server.url + "/v1/stream", 1, relayed=True)
@@ -513,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         help="start the streams evenly over this many seconds (default: one stream's "
         "duration, events × pace, so all N run at once at its end; 0: all at once)",
     )
+    parser.add_argument("--traces", action="store_true", help="the server records traces")
     parser.add_argument("--no-direct", action="store_true", help="skip the direct TTFE baseline")
     parser.add_argument("--py-spy", metavar="FOLDER", help="profile the server with py-spy")
     parser.add_argument("--quick", action="store_true", help="short streams (20 events)")

@@ -176,6 +176,32 @@ def test_events_that_arrive_together_are_one_batch_yet_one_frame_and_id_each(
     assert stream.raw == expected + b"data: [DONE]\n\n"
 
 
+class SlowStore(CountingStore):
+    """A store with a round trip per call, as a networked one has."""
+
+    async def append_many(self, response_id: str, first_seq: int, entries: Sequence[bytes]) -> None:
+        await asyncio.sleep(0.02)
+        await super().append_many(response_id, first_seq, entries)
+
+
+def test_a_slow_store_gets_bounded_batches_and_every_event_in_order(
+    serve: Serve, emu: Emulator
+) -> None:
+    text = "".join(chr(ord("a") + n % 26) for n in range(2 * streams.MAX_PENDING))
+    emu.queue(Reply.turn(Turn.text(text), fragment_size=1, chunk_size=1 << 22))
+    store = SlowStore()
+    server = serve(store=store)
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        stream = post_stream(http, stream_body("chat"))
+
+    assert stream.done and stream.errors == []
+    assert stream.seqs == list(range(1, len(stream.events) + 1))
+    deltas = [e["content_items"][0] for e in stream.events if e["event_type"] == "delta"]
+    assert "".join(d["text"] for d in deltas if d["type"] == "text.delta") == text
+    assert sum(store.batches) == len(stream.events)
+    assert 1 < max(store.batches) <= streams.MAX_PENDING  # the pump waited for the store
+
+
 def test_the_event_cap_ends_a_batch_at_the_same_event_as_one_by_one(
     serve: Serve, emu: Emulator
 ) -> None:

@@ -505,15 +505,17 @@ class _Outbox:
                     await self._wake
                     continue
                 batch, self._pending = self._pending, []
-                if self._drained is not None:
-                    self._drained.set_result(None)
-                    self._drained = None
+                self._release_pump()
                 await self._store(batch)
         except Exception as exc:  # handed to the pump, which reports it
             self._error = exc
-            if self._drained is not None:
-                self._drained.set_result(None)
-                self._drained = None
+            self._release_pump()
+
+    def _release_pump(self) -> None:
+        """Let a pump waiting in `drained` go on."""
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+        self._drained = None
 
     async def _store(self, batch: Sequence[bytes]) -> None:
         try:
