@@ -136,13 +136,16 @@ def test_an_idle_reader_gets_keep_alives_and_then_the_entries() -> None:
             async for batch in store.read("r", 0, idle_timeout=0.05):
                 batches.append(batch)
 
+        started = time.monotonic()
         task = asyncio.ensure_future(read())
         await asyncio.sleep(0.18)
+        silence = time.monotonic() - started
         await store.append_many("r", 1, [b"a"])
         await asyncio.sleep(0.01)
         await store.finish("r")
         await task
-        assert 2 <= batches.count([]) <= 4  # about one per 50 ms of silence, none per wait
+        # one per 50 ms of silence (fewer when timers run late on a busy machine), never more
+        assert 1 <= batches.count([]) <= silence / 0.05
         assert batches[-1] == [(1, b"a")] and all(b == [] for b in batches[:-1])
         assert await store.unread_seconds("r") is not None  # the reader left cleanly
 
