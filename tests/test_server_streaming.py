@@ -214,6 +214,11 @@ def test_metrics_count_outcomes_latency_and_tokens(serve: Serve, emu: Emulator) 
         'modelstream_server_stream_duration_seconds_bucket{model="anthropic",le="+Inf"} 2\n' in text
     )
     assert "# TYPE modelstream_server_time_to_first_event_seconds histogram\n" in text
+    # claude-sonnet-4-5 at $3 input and $15 output per million: 12 * 3 + 3 * 15 = 81 / 1e6;
+    # the cut-off turn's cost is unknown and not counted
+    (cost,) = [line for line in text.splitlines() if line.startswith("modelstream_server_cost")]
+    assert cost.startswith('modelstream_server_cost_total{model="anthropic",currency="USD"} ')
+    assert float(cost.rsplit(" ", 1)[1]) == pytest.approx(81e-6)
 
 
 def _settled_metrics(http: httpx.Client) -> str:

@@ -57,3 +57,32 @@ def test_a_server_configured_without_traces_records_nothing(serve, emu, tmp_path
         post_stream(http, stream_body("responses", "hi", trace_id="t"))
     server.stop()
     assert not default.exists()
+
+
+def test_a_served_turn_records_the_protocol_its_model_routes_to_and_its_cost(serve, emu, tmp_path):
+    """A model table without client_type: the turn still names the protocol the upstream
+    spoke (the viewer's "client type"), the provider, and what the turn cost."""
+    path = tmp_path / "served.sqlite3"
+    claude = {
+        "server_model_id": "claude",
+        "model": "claude-sonnet-4-5",
+        "base_url": emu.base_url("anthropic-messages"),
+        "api_key": "$MODELSTREAM_TEST_UPSTREAM_KEY",
+        "max_attempts": 1,
+    }
+    usage = {
+        "cached_tokens": 0,
+        "prompt_tokens": 1000,
+        "thoughts_tokens": None,
+        "response_tokens": 100,
+    }
+    emu.queue(Reply.turn(Turn.text("Routed by name.", usage=usage)))
+    server = serve(traces=str(path), models=[claude])
+    with httpx.Client(base_url=server.url) as http:
+        stream = post_stream(http, stream_body("claude", "who speaks?"))
+    server.stop()
+
+    (turn,) = TraceStore(path).get_trace(f"{CALLER}/{stream.response_id}")
+    assert (turn.client_type, turn.provider) == ("anthropic-messages", "anthropic")
+    # claude-sonnet-4-5: $3 input and $15 output per million tokens
+    assert turn.cost is not None and turn.cost["total"] == "0.0045"

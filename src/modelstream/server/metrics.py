@@ -7,6 +7,7 @@ hand: three metric kinds are all it needs, and no dependency is worth that.
     modelstream_server_stream_duration_seconds{model}     histogram, request to end of stream
     modelstream_server_events_total{model}               events relayed
     modelstream_server_tokens_total{model,direction}     tokens in (cached + prompt) and out
+    modelstream_server_cost_total{model,currency}        list-price cost of the served turns
 """
 
 from __future__ import annotations
@@ -139,6 +140,12 @@ class ServerMetrics:
             "Tokens by model and direction: in = cached + prompt, out = thoughts + response.",
             ("model", "direction"),
         )
+        self.cost = Counter(
+            "modelstream_server_cost_total",
+            "What the served turns cost at the model catalogue's list prices, by model and "
+            "currency (turns whose cost is unknown are not counted).",
+            ("model", "currency"),
+        )
 
     def render(self) -> str:
         lines: list[str] = []
@@ -149,6 +156,7 @@ class ServerMetrics:
             self.duration,
             self.events,
             self.tokens,
+            self.cost,
         ]
         for metric in metrics:
             lines.append(f"# HELP {metric.name} {metric.help}")

@@ -23,14 +23,17 @@ import hmac
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 import httpx
 
 from ..client import AsyncClient, AsyncEventStream, RetryPolicy, Timeouts
+from ..client.routing import resolve_route
+from ..client.tls import ssl_context_for
 from ..errors import StreamError
 from ..jsonwire import dumps, error_object
+from ..results import FinalResponse, PartialResponse
 from ..traces.record import TurnRecorder, record_turn
 from ..traces.sinks import close_sinks, resolve_sinks
 from ..types import Usage
@@ -62,6 +65,24 @@ _INTERNAL = {
 }
 
 
+POOL_SIZE = 32  # upstream connections per pool (`StreamRelay._shard`)
+MAX_PENDING = 1024  # events read from the upstream and not yet stored before the pump waits
+
+
+@dataclass(eq=False)
+class _Shard:
+    """One upstream client (one connection pool) of a model, and the streams it runs now."""
+
+    client: AsyncClient
+    streams: int = 0
+
+    def busy(self) -> int:
+        return self.streams
+
+    def release(self, _task: object = None) -> None:
+        self.streams -= 1
+
+
 @dataclass
 class _Progress:
     """What a producer has relayed so far."""
@@ -88,7 +109,8 @@ class StreamRelay:
         self.store = store
         self.metrics = metrics
         self.slots = StreamSlots(settings.limits.max_concurrent_streams)
-        self._clients: dict[str, AsyncClient] = {}
+        self._shards: dict[str, list[_Shard]] = {}  # per served model
+        self._clients: list[AsyncClient] = []
         self._pools: list[httpx.AsyncClient] = []  # the clients' connection pools
         self._tasks: set[asyncio.Task[None]] = set()
         self._trace_sinks = resolve_sinks(settings.traces, os.environ, limits=settings.trace_limits)
@@ -98,33 +120,50 @@ class StreamRelay:
     # --- lifecycle --------------------------------------------------------------------------
 
     def open(self) -> None:
-        """One client (one connection pool) per served model."""
+        """The first connection pool of each served model."""
         for entry in self.settings.models:
-            self._client(entry)
+            self._shards_of(entry)
 
-    def _client(self, entry: ModelEntry) -> AsyncClient:
-        client = self._clients.get(entry.server_model_id)
-        if client is None:
-            timeouts = Timeouts(idle=entry.idle_timeout_seconds)
-            # every stream this process may run at once could be on this model: one connection
-            # each, or the streams past httpx's default pool (100) would queue for one
-            pool = httpx.AsyncClient(
-                timeout=timeouts.httpx_timeout(),
-                limits=httpx.Limits(max_connections=self.settings.limits.max_concurrent_streams),
-            )
-            self._pools.append(pool)
-            client = self._clients[entry.server_model_id] = AsyncClient(
-                entry.model,
-                api_key=entry.api_key.reveal() if entry.api_key else None,
-                base_url=entry.base_url,
-                client_type=entry.client_type,
-                platform=entry.platform,
-                retry=RetryPolicy(max_attempts=entry.max_attempts),
-                timeouts=timeouts,
-                http_client=pool,
-                traces=False,  # the relay records every served turn itself, as "server"
-            )
-        return client
+    def _shards_of(self, entry: ModelEntry) -> list[_Shard]:
+        shards = self._shards.get(entry.server_model_id)
+        if shards is None:
+            shards = self._shards[entry.server_model_id] = [self._new_shard(entry)]
+        return shards
+
+    def _shard(self, entry: ModelEntry) -> _Shard:
+        """The least busy pool of the model, or a new one while every pool is full. httpcore
+        walks every connection of a pool each time a request starts or ends (and polls each
+        idle socket), so one pool of 1,000 connections costs O(streams) per stream: pools of
+        `POOL_SIZE` keep that constant. The stream slots bound the streams, and the least busy
+        pool of ceil(max / POOL_SIZE) is never full, so no stream waits for a connection."""
+        shards = self._shards_of(entry)
+        shard = min(shards, key=_Shard.busy)
+        if shard.streams >= POOL_SIZE:
+            shard = self._new_shard(entry)
+            shards.append(shard)
+        return shard
+
+    def _new_shard(self, entry: ModelEntry) -> _Shard:
+        timeouts = Timeouts(idle=entry.idle_timeout_seconds)
+        pool = httpx.AsyncClient(
+            timeout=timeouts.httpx_timeout(),
+            limits=httpx.Limits(max_connections=POOL_SIZE),
+            verify=ssl_context_for(entry.base_url),  # the process's one context (client/tls.py)
+        )
+        self._pools.append(pool)
+        client = AsyncClient(
+            entry.model,
+            api_key=entry.api_key.reveal() if entry.api_key else None,
+            base_url=entry.base_url,
+            client_type=entry.client_type,
+            platform=entry.platform,
+            retry=RetryPolicy(max_attempts=entry.max_attempts),
+            timeouts=timeouts,
+            http_client=pool,
+            traces=False,  # the relay records every served turn itself, as "server"
+        )
+        self._clients.append(client)
+        return _Shard(client)
 
     async def aclose(self) -> None:
         """Cancel running streams (each ends with a cancelled entry), then close the clients."""
@@ -133,12 +172,13 @@ class StreamRelay:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=5)
-        for client in self._clients.values():
+        for client in self._clients:
             await client.aclose()
         for pool in self._pools:  # given to the clients, so theirs to close is not
             await pool.aclose()
         self._clients.clear()
         self._pools.clear()
+        self._shards.clear()
         close_sinks(self._trace_sinks)
 
     @property
@@ -151,7 +191,8 @@ class StreamRelay:
         """Plan the upstream call (raising the library's errors for bad messages or config),
         take a slot (or a 429 `Refusal`), register the stream for its caller's key hash and start
         its producer."""
-        stream = self._client(entry).stream(request.messages, request.config)
+        shard = self._shard(entry)
+        stream = shard.client.stream(request.messages, request.config)
         self.slots.acquire()
         response_id = wire.new_response_id()
         try:
@@ -172,6 +213,8 @@ class StreamRelay:
         task = asyncio.create_task(
             self._produce(response_id, entry, stream, time.monotonic(), recorder)
         )
+        shard.streams += 1
+        task.add_done_callback(shard.release)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return response_id
@@ -190,8 +233,9 @@ class StreamRelay:
             trace_id=f"{request.caller}/{trace_id}" if request.caller else trace_id,
             source="server",
             model=entry.server_model_id,
-            client_type=entry.client_type or "",
-            provider=None,
+            # the protocol the upstream speaks: the config's, else the one its model routes to
+            client_type=resolve_route(entry.model, entry.client_type, entry.platform).client_type,
+            provider=entry.provider,
             config=request.config,
             messages=request.messages,
             secrets=(entry.api_key.reveal(),) if entry.api_key else (),
@@ -286,28 +330,37 @@ class StreamRelay:
         started: float,
         recorder: TurnRecorder | None = None,
     ) -> bytes | None:
-        """Relay the upstream events into the store; the terminal entry (an error) or None."""
+        """Relay the upstream events into the store; the terminal entry (an error) or None.
+
+        The events the upstream delivered together (one read may complete several) go to the
+        store as one `append_many` by the stream's `_Outbox`, so its readers wake, and write to
+        their HTTP responses, once per batch; each event is serialized once, here."""
         model = entry.server_model_id
         mask = KeyMask(entry.api_key)  # the upstream key never reaches the store (masking.py)
+        outbox = _Outbox(self.store, response_id, self.metrics, model)
         try:
-            async with stream:  # leaving it (cancellation included) closes the upstream response
-                async for event in stream:
-                    if recorder is not None:
-                        recorder.observe(event)
-                    progress.seq += 1
-                    await self.store.append(response_id, progress.seq, mask(dumps(event)))
-                    if progress.first_event_at is None:
-                        progress.first_event_at = time.monotonic()
-                        self.metrics.time_to_first_event.observe(
-                            progress.first_event_at - started, model
-                        )
-                    self.metrics.events.inc(model)
-                    if event["event_type"] == "stop":
-                        progress.usage = event["usage_metadata"]
-                        self._count_tokens(model, progress.usage)
+            try:
+                async with stream:  # leaving it (cancellation included) closes the upstream
+                    async for event in stream:
+                        if recorder is not None:
+                            recorder.observe(event)
+                        outbox.put(mask(dumps(event)))
+                        if progress.first_event_at is None:
+                            progress.first_event_at = time.monotonic()
+                            self.metrics.time_to_first_event.observe(
+                                progress.first_event_at - started, model
+                            )
+                        if event["event_type"] == "stop":
+                            progress.usage = event["usage_metadata"]
+                            self._count_tokens(model, progress.usage)
+                        if outbox.full:
+                            await outbox.drained()
+            except StreamError:
+                await outbox.close()  # the events before the error are stored before it
+                raise
+            await outbox.close()
+            self._count_cost(model, stream.result)
         except (StreamError, StoreLimitError) as exc:
-            if isinstance(exc, StoreLimitError):
-                progress.seq -= 1  # the entry that did not fit
             progress.error_type = type(exc).__name__
             return mask(dumps(error_object(exc)))
         except StoreError as exc:
@@ -320,6 +373,9 @@ class StreamRelay:
             progress.error_type = "InternalServerError"
             log.exception("stream %s: relaying failed", stream_ref(response_id))
             return dumps(_INTERNAL)
+        finally:
+            outbox.cancel()  # cancelled mid-stream: nothing may be appended after the end
+            progress.seq = outbox.stored
         return None
 
     def _count_tokens(self, model: str, usage: Usage | None) -> None:
@@ -329,6 +385,12 @@ class StreamRelay:
         tokens_out = (usage.get("thoughts_tokens") or 0) + (usage.get("response_tokens") or 0)
         self.metrics.tokens.inc(model, "in", amount=tokens_in)
         self.metrics.tokens.inc(model, "out", amount=tokens_out)
+
+    def _count_cost(self, model: str, result: FinalResponse | PartialResponse | None) -> None:
+        cost = result.cost if result is not None else None
+        total = cost.total if cost is not None else None
+        if cost is not None and total is not None:
+            self.metrics.cost.inc(model, cost.currency, amount=float(total))
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -382,6 +444,100 @@ class StreamRelay:
             log.error("stream %s: ending it failed: %s", stream_ref(response_id), exc)
             return False
         return True
+
+
+class _Outbox:
+    """The events a stream's pump has read and the store has not taken yet, and the task that
+    hands them over: each time it runs it takes everything pending as one `append_many`. The
+    pump only appends to a list; the store's work, the readers' wake-up and the metrics are
+    paid once per batch. A store error ends the flushing; the pump sees it at its next `put`,
+    or at `close`."""
+
+    def __init__(
+        self, store: StreamStore, response_id: str, metrics: ServerMetrics, model: str
+    ) -> None:
+        self.store = store
+        self.response_id = response_id
+        self.metrics = metrics
+        self.model = model
+        self.stored = 0  # entries the store holds
+        self._pending: list[bytes] = []
+        self._error: BaseException | None = None
+        self._closing = False
+        self._wake: asyncio.Future[None] | None = None
+        self._drained: asyncio.Future[None] | None = None
+        self._task = asyncio.create_task(self._run())
+
+    @property
+    def full(self) -> bool:
+        return len(self._pending) >= MAX_PENDING
+
+    def put(self, data: bytes) -> None:
+        """Queue one entry; raises the error that stopped the flushing, if one did."""
+        if self._error is not None:
+            raise self._error
+        # an exact-size copy: orjson (≥3.12) returns its ~4 KiB output buffer even for a short
+        # result, and a fast upstream leaves hundreds of entries pending per stream at once
+        self._pending.append(b"".join((data, b"")))
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    async def drained(self) -> None:
+        """Wait until the task took the pending entries (the store is slower than the upstream)."""
+        if self._pending and self._error is None and not self._task.done():
+            self._drained = asyncio.get_running_loop().create_future()
+            await self._drained
+        if self._error is not None:
+            raise self._error
+
+    async def close(self) -> None:
+        """Store what is pending and stop; raises the error that stopped the flushing."""
+        self._closing = True
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+        await asyncio.shield(self._task)
+        if self._error is not None:
+            raise self._error
+
+    def cancel(self) -> None:
+        self._task.cancel()
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                if not self._pending:
+                    if self._closing:
+                        return
+                    self._wake = loop.create_future()
+                    await self._wake
+                    continue
+                batch, self._pending = self._pending, []
+                self._release_pump()
+                await self._store(batch)
+        except Exception as exc:  # handed to the pump, which reports it
+            self._error = exc
+            self._release_pump()
+
+    def _release_pump(self) -> None:
+        """Let a pump waiting in `drained` go on."""
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+        self._drained = None
+
+    async def _store(self, batch: Sequence[bytes]) -> None:
+        try:
+            await self.store.append_many(self.response_id, self.stored + 1, batch)
+        except StoreLimitError:
+            # all or none: store what still fits one by one, as many as one append each
+            # would have stored, before the cap ends the stream
+            for data in batch:
+                await self.store.append(self.response_id, self.stored + 1, data)
+                self.stored += 1
+                self.metrics.events.inc(self.model)
+            return
+        self.stored += len(batch)
+        self.metrics.events.inc(self.model, amount=len(batch))
 
 
 def _store_lost(doing: str, then: str) -> dict[str, dict[str, str]]:

@@ -11,9 +11,10 @@ so no timer task is needed. Use from one event loop only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from .base import (
@@ -39,12 +40,12 @@ class _Stream:
     readers: int = 0
     left_at: float = 0.0  # when the last reader left (or the stream was created)
     expires_at: float | None = None
-    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    waiters: list[asyncio.Future[bool]] = field(default_factory=list)
 
     def wake(self) -> None:
         for waiter in self.waiters:
             if not waiter.done():
-                waiter.set_result(None)
+                waiter.set_result(True)
         self.waiters.clear()
 
 
@@ -85,23 +86,33 @@ class MemoryStore(StreamStore):
         self._streams[response_id] = _Stream(owner=owner, left_at=self._clock())
 
     async def append(self, response_id: str, seq: int, data: bytes) -> None:
+        await self.append_many(response_id, seq, (data,))
+
+    async def append_many(self, response_id: str, first_seq: int, entries: Sequence[bytes]) -> None:
+        """All of `entries` or none (every check comes before the first entry is added); the
+        readers are woken once for the batch."""
         stream = self._get(response_id)
         if stream.finished:
             raise ValueError(f"stream {response_id!r} is finished; nothing may be appended")
-        if seq != len(stream.entries) + 1:
-            raise ValueError(
-                f"stream {response_id!r}: expected seq {len(stream.entries) + 1}, got {seq}"
-            )
-        if len(stream.entries) >= self.max_events_per_stream:
+        held = len(stream.entries)
+        if first_seq != held + 1:
+            raise ValueError(f"stream {response_id!r}: expected seq {held + 1}, got {first_seq}")
+        if not entries:
+            return
+        if held + len(entries) > self.max_events_per_stream:
             raise StreamTooLongError(self.max_events_per_stream)
-        cost = len(data) + ENTRY_OVERHEAD
+        cost = sum(map(len, entries)) + ENTRY_OVERHEAD * len(entries)
         if self._size + cost > self.max_bytes:
             self._sweep()
             if self._size + cost > self.max_bytes and not self._evict(cost):
                 raise StoreFullError(self.max_bytes)
         # orjson (≥3.12) hands back its ~4 KiB output buffer even for a short result: keep an
         # exact-size copy, or a retained stream would hold ~17 times the bytes the cap counts
-        self._add(stream, b"".join((data, b"")), cost)
+        stream.entries.extend([b"".join((data, b"")) for data in entries])
+        stream.size += cost
+        self._size += cost
+        if stream.waiters:
+            stream.wake()
 
     async def finish(self, response_id: str, terminal: bytes | None = None) -> int:
         stream = self._get(response_id)
@@ -120,28 +131,51 @@ class MemoryStore(StreamStore):
         entries = stream.entries
         cursor = max(after_seq, 0)
         loop = asyncio.get_running_loop()
+        # One keep-alive timer per reader, not one per wait: it is armed for the idle deadline
+        # and, when it fires early (entries arrived meanwhile), re-armed for the new deadline.
+        deadline = loop.time() + idle_timeout
+        waiter: asyncio.Future[bool] | None = None
+        timer: asyncio.TimerHandle | None = None
+
+        def on_timer() -> None:
+            nonlocal timer
+            if loop.time() < deadline:
+                timer = loop.call_at(deadline, on_timer)
+                return
+            timer = None
+            if waiter is not None and not waiter.done():
+                waiter.set_result(False)  # idle: the reader sends a keep-alive
+
         stream.readers += 1
         try:
             while True:
                 if cursor < len(entries):
                     end = min(len(entries), cursor + MAX_BATCH)
-                    batch = [(seq + 1, entries[seq]) for seq in range(cursor, end)]
+                    batch = list(zip(range(cursor + 1, end + 1), entries[cursor:end], strict=True))
                     cursor = end
                     yield batch
+                    deadline = loop.time() + idle_timeout
                     continue
                 if stream.finished:
                     return
-                waiter: asyncio.Future[None] = loop.create_future()
+                waiter = loop.create_future()
                 stream.waiters.append(waiter)
+                if timer is None:
+                    timer = loop.call_at(deadline, on_timer)
+                woken = False
                 try:
-                    async with asyncio.timeout(idle_timeout):
-                        await waiter
-                except TimeoutError:
-                    yield []
+                    woken = await waiter
                 finally:
-                    if waiter in stream.waiters:
-                        stream.waiters.remove(waiter)
+                    if not woken:  # timed out or cancelled: `wake` did not take it off the list
+                        with contextlib.suppress(ValueError):
+                            stream.waiters.remove(waiter)
+                    waiter = None
+                if not woken:
+                    yield []
+                    deadline = loop.time() + idle_timeout
         finally:
+            if timer is not None:
+                timer.cancel()
             stream.readers -= 1
             if stream.readers == 0:
                 stream.left_at = self._clock()

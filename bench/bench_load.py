@@ -1,0 +1,572 @@
+"""Load: N concurrent streams through `modelstream serve`, per store (memory, Redis).
+
+Separate processes, so no two parties share a GIL: the emulator (the upstream,
+`modelstream.testing.Emulator`, this file's `--upstream` child), the server (`python -m
+modelstream.server --config FILE`, what `modelstream serve` runs, with `--redis URL` for the
+Redis store; a throwaway `redis-server` on a free port in a temp folder), and the load client
+(this file's `--load` child: N concurrent `POST /v1/stream` over httpx, each SSE frame checked).
+
+Each round (store, N) queues N replies of the same synthetic Chat Completions body
+(`synthetic.py`, `--events` text chunks, one HTTP chunk per SSE frame, `--pace-ms` between
+chunks: a model generating at that pace), starts N streams at once and reads them to `[DONE]`.
+Printed per round: events/s (all relayed events over the round's wall time), server CPU µs per
+event (the server process's CPU from /proc before and after the round, over the events),
+time to first event p50/p99 (request sent to first `id:` frame), errors (a refused request,
+a stream that ended with an error line or without `[DONE]`, a wrong id sequence), server RSS
+before and after. The baselines, measured in the same run: the in-process decode µs/event
+(`StreamDecoder` over the same body, CPU) and, unless `--no-direct`, the same N streams read
+straight from the emulator (its TTFE is what the upstream adds; the relay adds the rest).
+
+    .venv/bin/python bench/bench_load.py                       # 50, 200, 1000 streams, memory
+    .venv/bin/python bench/bench_load.py --streams 200,1000 --store memory,redis
+    .venv/bin/python bench/bench_load.py --quick --streams 5   # smoke run, a few seconds
+
+Exit status: 0 when every round met its targets (memory: ≤ 50 µs/event and no error at 200
+streams; Redis: ≤ 100 µs/event, no error), 1 when one was missed, 2 when a party failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+import bench_client
+import synthetic
+from bench_client import MODELS, PROMPT
+from bench_relay import process_cpu
+from modelstream import SSEDecoder, StreamDecoder
+
+PROTOCOL = "openai-chat"
+SERVED_MODEL = "load"
+UPSTREAM_KEY = "bench-upstream-key-not-secret"
+SERVER_KEY = "bench-server-key-not-secret"
+UPSTREAM_KEY_ENV = "MODELSTREAM_BENCH_UPSTREAM_KEY"
+SERVER_KEY_ENV = "MODELSTREAM_BENCH_SERVER_KEY"
+# targets of issue 9: server CPU per relayed event, per store
+CPU_TARGET_US = {"memory": 50.0, "redis": 100.0}
+TTFE_TARGET_S = 0.050  # relay-added time to first event, p99, at 200 streams (memory)
+
+
+def body_of(events: int) -> bytes:
+    return synthetic.build(PROTOCOL, "text", events).data
+
+
+# --- the upstream: an emulator child that queues N paced replies per command line ----------
+
+
+def serve_upstream() -> int:
+    """The `--upstream` child. Prints its URL; then each line `COUNT EVENTS PACE_MS` queues
+    COUNT replies of the body, one HTTP chunk per frame, PACE_MS apart, and prints `queued`."""
+    from modelstream.testing import Emulator, Reply
+
+    path = bench_client.request_path(PROTOCOL).split("?")[0]
+    with Emulator() as emu:
+        print(emu.url, flush=True)
+        for line in sys.stdin:
+            count, events, pace_ms = line.split()
+            reply = Reply.body(body_of(int(events)), delay=float(pace_ms) / 1000)
+            emu.queue(*([reply] * int(count)), path=path)
+            print("queued", flush=True)
+    return 0
+
+
+class Upstream:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--upstream"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.url = self._read()
+
+    def _read(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the emulator process ended before answering")
+        return line.strip()
+
+    def queue(self, count: int, events: int, pace_ms: float) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{count} {events} {pace_ms}\n")
+        self.process.stdin.flush()
+        if self._read() != "queued":
+            raise RuntimeError("the emulator did not queue the replies")
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# --- a throwaway redis-server ----------------------------------------------------------------
+
+
+class RedisServer:
+    """`redis-server` on a free loopback port, keeping nothing on disk, in a temp folder."""
+
+    def __init__(self, folder: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        command = [binary, "--bind", "127.0.0.1", "--port", str(port), "--save", ""]
+        command += ["--appendonly", "no", "--dir", str(folder), "--maxclients", "10000"]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        self.url = f"redis://127.0.0.1:{port}/0"
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.05)
+        self.close()
+        raise RuntimeError("redis-server did not start")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+# --- the server ------------------------------------------------------------------------------
+
+
+class Server:
+    """`python -m modelstream.server --config FILE --port 0 [--redis URL]` in a child process."""
+
+    def __init__(
+        self, upstream_url: str, folder: Path, streams: int, redis: str | None, traces: bool
+    ) -> None:
+        config = {
+            "models": [
+                {
+                    "server_model_id": SERVED_MODEL,
+                    "model": MODELS[PROTOCOL],
+                    "client_type": PROTOCOL,
+                    "base_url": upstream_url + bench_client.BASE_PATHS[PROTOCOL],
+                    "api_key": "$" + UPSTREAM_KEY_ENV,
+                    "max_attempts": 1,
+                }
+            ],
+            "keys": ["$" + SERVER_KEY_ENV],
+            "limits": {"max_concurrent_streams": max(streams, 1) + 16},
+            "retain_seconds": 2,  # nothing is resumed here: the store stays small
+            # a configured server records every turn (docs/traces.md): off unless --traces
+            "traces": str(folder / "traces.sqlite") if traces else False,
+        }
+        path = folder / "server.json"
+        path.write_text(json.dumps(config))
+        env = {**os.environ, UPSTREAM_KEY_ENV: UPSTREAM_KEY, SERVER_KEY_ENV: SERVER_KEY}
+        env.pop("MODELSTREAM_TRACES_OTEL", None)
+        command = [sys.executable, "-m", "modelstream.server", "--config", str(path)]
+        command += ["--port", "0", "--log-level", "warning"]
+        if redis is not None:
+            command += ["--redis", redis]
+        self.log: IO[bytes] = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (close())
+        self.process = subprocess.Popen(command, env=env, stdout=self.log, stderr=self.log)
+        self.url = self._wait_for_url()
+
+    def _wait_for_url(self, timeout: float = 30) -> str:
+        marker = "listening on "
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.output()
+            if marker in text:
+                url = text.split(marker, 1)[1].split()[0]
+                try:
+                    if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                        return url
+                except httpx.HTTPError:
+                    pass
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        output = self.output()
+        self.close()
+        raise RuntimeError(f"the server did not start:\n{output}")
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def cpu(self) -> float:
+        return process_cpu(self.process.pid)
+
+    def rss(self) -> int:
+        """Resident bytes of the server process now."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        return 0
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+# --- the load client: a child process that runs N streams at once ---------------------------
+
+
+@dataclass
+class StreamRun:
+    ttfe: float | None = None  # seconds from the request to the first event
+    events: int = 0
+    error: str | None = None
+
+
+async def one_stream(
+    http: httpx.AsyncClient,
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    relayed: bool,
+    delay: float,
+) -> StreamRun:
+    """Start after `delay` seconds, then read one stream to its end, checking each frame:
+    relayed ids `<rid>:1`, `:2`, … one per event, no error line, `[DONE]` last."""
+    await asyncio.sleep(delay)
+    run = StreamRun()
+    decoder = SSEDecoder()
+    start = time.perf_counter()
+    done = False
+    try:
+        async with http.stream("POST", url, content=body, headers=headers) as response:
+            if response.status_code != 200:
+                await response.aread()
+                run.error = f"HTTP {response.status_code}: {response.text[:200]}"
+                return run
+            prefix = response.headers.get("x-response-id", "") + ":"
+            async for chunk in response.aiter_raw():
+                for frame in decoder.feed(chunk):
+                    if frame.data == "[DONE]":
+                        done = True
+                        continue
+                    if done or frame.data.startswith('{"error"'):
+                        run.error = f"error line: {frame.data[:200]}"
+                        return run
+                    if run.ttfe is None:
+                        run.ttfe = time.perf_counter() - start
+                    run.events += 1
+                    if relayed and frame.id != f"{prefix}{run.events}":
+                        run.error = f"frame {run.events} has id {frame.id!r}"
+                        return run
+    except httpx.HTTPError as exc:
+        run.error = f"{type(exc).__name__}: {exc}"
+        return run
+    if not done:
+        run.error = f"no [DONE] after {run.events} events"
+    return run
+
+
+async def load(url: str, count: int, relayed: bool, ramp: float) -> dict[str, Any]:
+    if relayed:
+        body = json.dumps({"model": SERVED_MODEL, "messages": PROMPT, "config": {}}).encode()
+        headers = {"authorization": f"Bearer {SERVER_KEY}", "content-type": "application/json"}
+    else:
+        body = bench_client.floor_request(PROTOCOL)
+        headers = {"authorization": f"Bearer {UPSTREAM_KEY}", "content-type": "application/json"}
+    limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
+    timeout = httpx.Timeout(120, pool=120)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
+        start = time.perf_counter()
+        runs = await asyncio.gather(
+            *(one_stream(http, url, body, headers, relayed, ramp * i / count) for i in range(count))
+        )
+        wall = time.perf_counter() - start
+    return {
+        "wall": wall,
+        "ttfe": [r.ttfe for r in runs if r.ttfe is not None],
+        "events": sum(r.events for r in runs),
+        "errors": [r.error for r in runs if r.error is not None],
+    }
+
+
+def serve_load() -> int:
+    """The `--load` child: each stdin line `URL COUNT relay|direct RAMP` runs COUNT streams,
+    started evenly over RAMP seconds, and prints one JSON line of results."""
+    for line in sys.stdin:
+        url, count, kind, ramp = line.split()
+        result = asyncio.run(load(url, int(count), kind == "relay", float(ramp)))
+        print(json.dumps(result), flush=True)
+    return 0
+
+
+class LoadClient:
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--load"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, url: str, count: int, relayed: bool, ramp: float = 0.0) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        kind = "relay" if relayed else "direct"
+        self.process.stdin.write(f"{url} {count} {kind} {ramp}\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the load client ended before answering")
+        result: dict[str, Any] = json.loads(line)
+        return result
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+# --- baseline: the in-process decode ---------------------------------------------------------
+
+
+def decode_us_per_event(events: int, reps: int = 5) -> float:
+    """CPU µs per event of `StreamDecoder` over the body, one frame per feed (min of reps)."""
+    from modelstream.testing.replies import split_frames
+
+    frames = split_frames(body_of(events))
+    best = float("inf")
+    for _ in range(reps):
+        start = time.process_time()
+        count = 0
+        for _ in range(max(1, 2000 // events)):
+            decoder = StreamDecoder(PROTOCOL)
+            for frame in frames:
+                count += len(decoder.feed(frame))
+            count += len(decoder.end())
+        best = min(best, (time.process_time() - start) / count)
+    return best * 1e6
+
+
+# --- the rounds ------------------------------------------------------------------------------
+
+
+@dataclass
+class Round:
+    store: str
+    streams: int
+    events: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+    ttfe: list[float] = field(default_factory=list)
+    direct_ttfe: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    rss_before: int = 0
+    rss_after: int = 0
+
+    @property
+    def cpu_us(self) -> float:
+        return self.cpu / self.events * 1e6 if self.events else float("nan")
+
+    def met(self) -> bool:
+        """No error; and from 200 streams on (where the targets are set), the CPU target."""
+        ok = not self.errors
+        if self.streams >= 200:
+            ok = ok and self.cpu_us <= CPU_TARGET_US[self.store]
+        if self.store == "memory" and self.streams == 200 and self.direct_ttfe:
+            ok = ok and percentile(self.ttfe, 99) - percentile(self.direct_ttfe, 99) <= (
+                TTFE_TARGET_S
+            )
+        return ok
+
+
+def percentile(values: list[float], pct: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(pct) - 1]
+
+
+def start_py_spy(
+    folder: str | None, pid: int, store: str, streams: int
+) -> subprocess.Popen[bytes] | None:
+    """With `--py-spy FOLDER`: sample the server during the round (py-spy must be installed;
+    `pip install py-spy`), writing a speedscope profile per round into FOLDER."""
+    if folder is None:
+        return None
+    out = Path(folder) / f"server-{store}-{streams}-{time.time():.0f}.speedscope.json"
+    command = ["py-spy", "record", "-p", str(pid), "-o", str(out), "-f", "speedscope", "-r", "200"]
+    spy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # attached before the round starts
+    return spy
+
+
+def run_round(
+    store: str,
+    streams: int,
+    args: argparse.Namespace,
+    upstream: Upstream,
+    client: LoadClient,
+    folder: Path,
+) -> Round:
+    result = Round(store, streams)
+    redis = RedisServer(folder) if store == "redis" else None
+    server: Server | None = None
+    try:
+        server = Server(upstream.url, folder, streams, redis.url if redis else None, args.traces)
+        # warm up: one stream opens the upstream pool and imports what the first stream needs
+        upstream.queue(1, args.events, 0)
+        client.run(server.url + "/v1/stream", 1, relayed=True)
+        if not args.no_direct:
+            upstream.queue(streams, args.events, args.pace_ms)
+            url = upstream.url + bench_client.request_path(PROTOCOL)
+            direct = client.run(url, streams, False, args.ramp)
+            result.direct_ttfe = direct["ttfe"]
+        upstream.queue(streams, args.events, args.pace_ms)
+        result.rss_before = server.rss()
+        spy = start_py_spy(args.py_spy, server.process.pid, store, streams)
+        cpu = server.cpu()
+        relayed = client.run(server.url + "/v1/stream", streams, True, args.ramp)
+        result.cpu = server.cpu() - cpu
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)  # py-spy writes its profile on SIGINT
+            spy.wait(timeout=60)
+        result.rss_after = server.rss()
+        result.events = relayed["events"]
+        result.wall = relayed["wall"]
+        result.ttfe = relayed["ttfe"]
+        result.errors = relayed["errors"]
+    finally:
+        if server is not None:
+            if server.process.poll() is not None:
+                result.errors.append("the server died:\n" + server.output()[-2000:])
+            server.close()
+        if redis is not None:
+            redis.close()
+    return result
+
+
+def report(rounds: list[Round], decode_us: float, args: argparse.Namespace) -> int:
+    print(
+        f"\n{'store':7} {'streams':>7} {'events':>8} {'events/s':>9} {'cpu µs/ev':>9} "
+        f"{'ttfe p50':>8} {'p99':>7} {'direct p99':>10} {'errors':>6} {'rss MB':>13}  target"
+    )
+    status = 0
+    for r in rounds:
+        direct = percentile(r.direct_ttfe, 99) * 1e3 if r.direct_ttfe else float("nan")
+        ok = r.met()
+        status = status or (0 if ok else 1)
+        target = f"≤{CPU_TARGET_US[r.store]:.0f} µs, " if r.streams >= 200 else ""
+        target += "0 errors"
+        print(
+            f"{r.store:7} {r.streams:7d} {r.events:8,d} {r.events / r.wall:9,.0f} "
+            f"{r.cpu_us:9.1f} {percentile(r.ttfe, 50) * 1e3:6.0f}ms "
+            f"{percentile(r.ttfe, 99) * 1e3:5.0f}ms {direct:8.0f}ms {len(r.errors):6d} "
+            f"{r.rss_before / 2**20:5.0f} → {r.rss_after / 2**20:4.0f}  "
+            f"{target} {'PASS' if ok else 'FAIL'}"
+        )
+    print(f"\nbaseline: in-process decode {decode_us:.1f} µs/event (same body, same run)")
+    for r in rounds:
+        if r.errors:
+            kinds: dict[str, int] = {}
+            for error in r.errors:
+                kinds[error[:120]] = kinds.get(error[:120], 0) + 1
+            print(f"{r.store} {r.streams}: {len(r.errors)} errors")
+            for text, count in sorted(kinds.items(), key=lambda item: -item[1])[:5]:
+                print(f"  {count} × {text}")
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--streams", default="50,200,1000", help="concurrent streams per round")
+    parser.add_argument("--store", default="memory", help="memory, redis or memory,redis")
+    parser.add_argument("--events", type=int, default=100, help="text chunks per stream")
+    parser.add_argument("--pace-ms", type=float, default=20.0, help="ms between upstream chunks")
+    parser.add_argument(
+        "--ramp-s",
+        type=float,
+        dest="ramp",
+        help="start the streams evenly over this many seconds (default: one stream's "
+        "duration, events × pace, so all N run at once at its end; 0: all at once)",
+    )
+    parser.add_argument("--traces", action="store_true", help="the server records traces")
+    parser.add_argument("--no-direct", action="store_true", help="skip the direct TTFE baseline")
+    parser.add_argument("--py-spy", metavar="FOLDER", help="profile the server with py-spy")
+    parser.add_argument("--quick", action="store_true", help="short streams (20 events)")
+    parser.add_argument("--upstream", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--load", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.upstream:
+        return serve_upstream()
+    if args.load:
+        return serve_load()
+    if args.quick:
+        args.events = min(args.events, 20)
+    if args.ramp is None:
+        args.ramp = args.events * args.pace_ms / 1000
+    counts = [int(n) for n in args.streams.split(",") if n]
+    stores = [s for s in args.store.split(",") if s]
+    if any(s not in CPU_TARGET_US for s in stores) or not counts:
+        parser.error("--store takes memory and/or redis; --streams a list of counts")
+    print(
+        f"modelstream load benchmark — Python {platform.python_version()}, {PROTOCOL} upstream, "
+        f"{args.events} text chunks per stream, {args.pace_ms:g} ms apart, started over "
+        f"{args.ramp:g} s; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
+        flush=True,
+    )
+    decode_us = decode_us_per_event(args.events)
+    upstream = Upstream()
+    client = LoadClient()
+    rounds: list[Round] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
+            for store in stores:
+                for count in counts:
+                    folder = Path(tmp) / f"{len(rounds)}-{store}-{count}"
+                    folder.mkdir()
+                    r = run_round(store, count, args, upstream, client, folder)
+                    rounds.append(r)
+                    print(
+                        f"  {store} {count}: {r.events:,} events, "
+                        f"{r.cpu_us:.1f} µs/event, {len(r.errors)} errors",
+                        flush=True,
+                    )
+    except RuntimeError as exc:
+        print(f"FAILED: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        client.close()
+        upstream.close()
+    return report(rounds, decode_us, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
