@@ -24,7 +24,7 @@ Streams store implements the same methods so that any instance can serve a resum
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from ...errors import ModelstreamError
@@ -120,6 +120,13 @@ class StreamStore(ABC):
         """Store one entry. `seq` is the previous entry's plus one (the first is 1); a gap, a
         repeat or an append to a finished stream is a bug and raises `ValueError`. Raises
         `StreamTooLongError` or `StoreFullError` at a cap, `UnknownStreamError` if unknown."""
+
+    async def append_many(self, response_id: str, first_seq: int, entries: Sequence[bytes]) -> None:
+        """Store consecutive entries `first_seq`, `first_seq + 1`, …: the rules and errors of
+        `append`, atomic per call (all stored or none), and still capped. This default appends
+        one at a time, so it is not atomic: a store that can be, overrides it."""
+        for offset, data in enumerate(entries):
+            await self.append(response_id, first_seq + offset, data)
 
     @abstractmethod
     async def finish(self, response_id: str, terminal: bytes | None = None) -> int:
