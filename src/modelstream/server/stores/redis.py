@@ -94,8 +94,9 @@ RETRIES = 3  # sends again of a command whose connection broke (from_url's clien
 # The one script of a store (OpBatcher in redis_io.py runs it): ARGV[1] prefix, [2] max events
 # per stream, [3] max bytes, [4] bytes a new stream needs free, [5] orphan ms, [6] producer
 # lease ms, [7] reader lease ms; then ops, each `code, response id, n, <n args>`. It answers
-# one reply per op, in order; an op that raised answers {'error', message}. Keys are built from
-# the prefix (other streams' too, when evicting), hence no Redis Cluster.
+# one line per op, in order, of words separated by spaces, all in one string (RESP arrays cost
+# far more to parse than bytes.split); an op that raised answers 'error <message>'. Keys are
+# built from the prefix (other streams' too, when evicting), hence no Redis Cluster.
 _SCRIPT = (
     f"local OVERHEAD = {ENTRY_OVERHEAD}\n"
     + """
@@ -167,23 +168,23 @@ ops.c = function(i)
   local meta = redis.call('HMGET', META, 'seq', 'done')
   if meta[1] then
     -- an empty running stream is this create's replay (see ops.a); ids are random
-    if meta[1] == '0' and meta[2] == '0' then return {'ok'} end
-    return {'exists'}
+    if meta[1] == '0' and meta[2] == '0' then return 'ok' end
+    return 'exists'
   end
-  if not evict(NEW_BYTES) then return {'full'} end
+  if not evict(NEW_BYTES) then return 'full' end
   redis.call('DEL', EVENTS, READERS)
   redis.call('HSET', META, 'seq', 0, 'done', 0, 'left', NOW, 'kept', 0, 'owner', ARGV[i],
     'lease', NOW + LEASE)
   redis.call('HSET', SIZES, rid, 0)
   touch(ORPHAN)
-  return {'ok'}
+  return 'ok'
 end
 
 -- append: first seq, then the entries (all stored, or none)
 ops.a = function(i, n)
   local meta = redis.call('HMGET', META, 'seq', 'done', 'kept')
-  if not meta[1] then return {'unknown'} end
-  if meta[2] == '1' then return {'finished'} end
+  if not meta[1] then return 'unknown' end
+  if meta[2] == '1' then return 'finished' end
   local last, first, count = tonumber(meta[1]), tonumber(ARGV[i]), n - 1
   local final = first + count - 1
   if final == last and first > 0 then
@@ -196,16 +197,16 @@ ops.a = function(i, n)
       local fields = stored[k][2]
       same = fields[1] == 'd' and fields[2] == ARGV[i + k]
     end
-    if same then return {'ok'} end
+    if same then return 'ok' end
   end
-  if first ~= last + 1 then return {'gap', last + 1} end
-  if final > MAX_EVENTS then return {'too_long'} end
+  if first ~= last + 1 then return 'gap ' .. (last + 1) end
+  if final > MAX_EVENTS then return 'too_long' end
   local cost = 0
   for k = 1, count do cost = cost + string.len(ARGV[i + k]) + OVERHEAD end
   if bytes() + cost > MAX_BYTES then
     sweep()
-    if redis.call('EXISTS', META) == 0 then return {'unknown'} end
-    if not evict(cost) then return {'full'} end
+    if redis.call('EXISTS', META) == 0 then return 'unknown' end
+    if not evict(cost) then return 'full' end
   end
   for k = 1, count do
     redis.call('XADD', EVENTS, (first + k - 1) .. '-0', 'd', ARGV[i + k])
@@ -216,18 +217,18 @@ ops.a = function(i, n)
   if meta[3] ~= '1' and (first == 1 or redis.call('PTTL', META) < ORPHAN / 2) then
     touch(ORPHAN)
   end
-  return {'ok'}
+  return 'ok'
 end
 
 -- finish: '1' when a terminal entry follows, the terminal entry, '1' to finish only a stream
 -- whose producer's lease lapsed. Answers 'ended' when this op finished the stream.
 ops.f = function(i)
   local meta = redis.call('HMGET', META, 'seq', 'done', 'lease')
-  if not meta[1] then return {'unknown'} end
+  if not meta[1] then return 'unknown' end
   local last = tonumber(meta[1])
   if meta[2] ~= '1' then
     if ARGV[i + 2] == '1' and not (meta[3] and tonumber(meta[3]) < NOW) then
-      return {'alive', last}
+      return 'alive ' .. last
     end
     if ARGV[i] == '1' then
       last = last + 1
@@ -240,48 +241,48 @@ ops.f = function(i)
     redis.call('ZADD', FINISHED, NOW, rid)
     local ttl = redis.call('PTTL', META)
     if ttl > 0 then redis.call('PEXPIRE', EVENTS, ttl) end
-    return {'ended', last}
+    return 'ended ' .. last
   end
-  return {'ok', last}
+  return 'ok ' .. last
 end
 
 -- lapsed: 'unknown', or how many ms ago the running stream's producer lease ended (0 while
 -- it runs, or once the stream finished)
 ops.p = function()
   local meta = redis.call('HMGET', META, 'seq', 'done', 'lease')
-  if not meta[1] then return {'unknown'} end
-  if meta[2] == '1' or not meta[3] then return {'ok', 0} end
-  return {'ok', math.max(0, NOW - tonumber(meta[3]))}
+  if not meta[1] then return 'unknown' end
+  if meta[2] == '1' or not meta[3] then return 'ok 0' end
+  return 'ok ' .. math.max(0, NOW - tonumber(meta[3]))
 end
 
 -- expire: ms to keep the stream
 ops.e = function(i)
-  if redis.call('EXISTS', META) == 0 then return {'unknown'} end
+  if redis.call('EXISTS', META) == 0 then return 'unknown' end
   local ms = math.max(0, tonumber(ARGV[i]))
   if ms == 0 then
     drop(rid)
-    return {'ok'}
+    return 'ok'
   end
   redis.call('HSET', META, 'kept', 1)
   touch(ms)
-  return {'ok'}
+  return 'ok'
 end
 
 -- attach: reader token
 ops.t = function(i)
   local meta = redis.call('HMGET', META, 'seq', 'done')
-  if not meta[1] then return {'unknown'} end
+  if not meta[1] then return 'unknown' end
   redis.call('ZADD', READERS, NOW + READER_LEASE, ARGV[i])
   local ttl = redis.call('PTTL', META)
   if ttl > 0 then redis.call('PEXPIRE', READERS, ttl) end
-  return {'ok', tonumber(meta[1]), tonumber(meta[2])}
+  return 'ok ' .. meta[1] .. ' ' .. meta[2]
 end
 
 -- leave: reader token
 ops.l = function(i)
   redis.call('ZREM', READERS, ARGV[i])
   if redis.call('EXISTS', META) == 1 then redis.call('HSET', META, 'left', NOW) end
-  return {'ok'}
+  return 'ok'
 end
 
 -- refresh: reader token (its stream's lease, while the stream lives)
@@ -291,14 +292,14 @@ ops.r = function(i)
     redis.call('ZADD', READERS, NOW + READER_LEASE, ARGV[i])
     redis.call('PEXPIRE', READERS, ttl)
   end
-  return {'ok'}
+  return 'ok'
 end
 
 -- unread: '0' for a question, '1' for the producer's heartbeat, which renews its lease and
 -- keeps the running stream's keys from expiring
 ops.u = function(i)
   local meta = redis.call('HMGET', META, 'left', 'done', 'kept')
-  if not meta[1] then return {'unknown'} end
+  if not meta[1] then return 'unknown' end
   local left = tonumber(meta[1])
   local lapsed = redis.call('ZRANGEBYSCORE', READERS, '-inf', NOW, 'WITHSCORES')
   if #lapsed > 0 then
@@ -310,25 +311,29 @@ ops.u = function(i)
     redis.call('HSET', META, 'lease', NOW + LEASE)
     if meta[3] ~= '1' then touch(ORPHAN) end
   end
-  if redis.call('ZCARD', READERS) > 0 then return {'attached'} end
-  return {'unread', math.max(0, NOW - left)}
+  if redis.call('ZCARD', READERS) > 0 then return 'attached' end
+  return 'unread ' .. math.max(0, NOW - left)
 end
 
--- owner: {seq, owner}, nil for an unknown stream
+-- owner: 'ok <owner in hex>', 'unknown' for an unknown stream
 ops.o = function()
-  return redis.call('HMGET', META, 'seq', 'owner')
+  local meta = redis.call('HMGET', META, 'seq', 'owner')
+  if not meta[1] then return 'unknown' end
+  return 'ok ' .. string.gsub(meta[2] or '', '.', function(c)
+    return string.format('%02x', string.byte(c))
+  end)
 end
 
 -- exists
 ops.x = function()
-  return {redis.call('EXISTS', META)}
+  return 'ok ' .. redis.call('EXISTS', META)
 end
 
 -- wake: the response id is a follower's wake stream (redis_io.py), which it waits on too
 ops.w = function()
   redis.call('XADD', rid, 'MAXLEN', 1, '*', 'w', 1)
   redis.call('PEXPIRE', rid, 60000)
-  return {'ok'}
+  return 'ok'
 end
 
 local replies, i = {}, 8
@@ -337,12 +342,13 @@ while i <= #ARGV do
   if op == ops.w then rid = ARGV[i + 1] else use(ARGV[i + 1]) end
   local ok, reply = pcall(op, i + 3, n)
   if not ok then
-    reply = {'error', type(reply) == 'table' and (reply.err or '?') or tostring(reply)}
+    local message = type(reply) == 'table' and (reply.err or '?') or tostring(reply)
+    reply = 'error ' .. string.gsub(message, '\\n', ' ')
   end
   replies[#replies + 1] = reply
   i = i + 3 + n
 end
-return replies
+return table.concat(replies, '\\n')
 """
 )
 
@@ -453,7 +459,9 @@ class RedisStore(StreamStore):
         if status == b"finished":
             raise ValueError(f"stream {response_id!r} is finished; nothing may be appended")
         if status == b"gap":
-            raise ValueError(f"stream {response_id!r}: expected seq {reply[1]}, got {first_seq}")
+            raise ValueError(
+                f"stream {response_id!r}: expected seq {int(reply[1])}, got {first_seq}"
+            )
         if status == b"too_long":
             raise StreamTooLongError(self.max_events_per_stream)
         raise StoreFullError(self.max_bytes)
@@ -531,13 +539,13 @@ class RedisStore(StreamStore):
 
     async def exists(self, response_id: str) -> bool:
         reply = await self._op(b"x", response_id)
-        return bool(reply[0])
+        return reply[1] == b"1"
 
     async def owner(self, response_id: str) -> str | None:
-        seq, owner = await self._op(b"o", response_id)
-        if seq is None:
+        reply = await self._op(b"o", response_id)
+        if reply[0] == b"unknown":
             return None
-        return owner.decode("ascii", "replace") if isinstance(owner, bytes) else owner or ""
+        return bytes.fromhex(reply[1].decode("ascii")).decode("utf-8", "replace")
 
     async def unread_seconds(self, response_id: str) -> float | None:
         return await self._ask_unread(response_id, b"0")
@@ -586,15 +594,14 @@ class RedisStore(StreamStore):
 
     # --- Redis ------------------------------------------------------------------------------
 
-    async def _op(self, code: bytes, response_id: str, *args: Any) -> Any:
-        """One op of the store's script on this stream, sent with the others of this tick."""
-        reply = await self._ops.submit(code, response_id, args)
-        if reply and reply[0] == b"error":
-            message = (
-                reply[1].decode("utf-8", "replace") if isinstance(reply[1], bytes) else reply[1]
-            )
+    async def _op(self, code: bytes, response_id: str, *args: Any) -> list[bytes]:
+        """One op of the store's script on this stream, sent with the others of this tick: its
+        reply's words."""
+        line: bytes = await self._ops.submit(code, response_id, args)
+        if line.startswith(b"error "):
+            message = line.removeprefix(b"error ").decode("utf-8", "replace")
             raise StoreError(f"the Redis store failed: {message}")
-        return reply
+        return line.split(b" ")
 
     def _submit_quietly(self, code: bytes, response_id: str, *args: Any) -> None:
         """An op nobody waits for (a follower's wake): its failure is only logged."""

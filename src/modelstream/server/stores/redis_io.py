@@ -54,8 +54,9 @@ class OpBatcher:
     """Queues ops and runs each tick's as one script call (module docstring).
 
     `header()` gives the script's leading arguments at send time; an op is `(code, stream id,
-    args)`, and its future gets that op's reply from the script's reply list. An error of the
-    whole call (Redis unreachable) is set on every op of the call, converted by `convert`."""
+    args)`. The script answers one string, a line per op; an op's future gets its line. An
+    error of the whole call (Redis unreachable) is set on every op of the call, converted by
+    `convert`."""
 
     def __init__(
         self,
@@ -129,7 +130,7 @@ class OpBatcher:
                     call_futures, self._convert(reply) if isinstance(reply, RedisError) else reply
                 )
                 continue
-            for future, op_reply in zip(call_futures, reply, strict=True):
+            for future, op_reply in zip(call_futures, reply.split(b"\n"), strict=True):
                 if not future.done():
                     future.set_result(op_reply)
 
