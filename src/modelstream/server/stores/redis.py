@@ -12,10 +12,16 @@ Theory of operation. Each stream is three keys under `{prefix}s:{response_id}`:
 
 and four keys under `{prefix}g:` are shared by all streams: `bytes` (the total counted against
 `max_bytes`), `sizes` (hash: bytes per stream), `finished` (zset by finish time: eviction order)
-and `expiry` (zset by expiry time). Every change is one Lua script, so the seq check, the caps
-and the accounting are atomic across processes, and every time is Redis's `TIME`, so instances
-with skewed clocks agree. Readers wait with `XREAD BLOCK` on `:events` after their cursor; the
-finished marker's id sorts after the last entry, so a finish wakes them like an append does.
+and `expiry` (zset by expiry time). Every operation is one op of the store's Lua script, so
+the seq check, the caps and the accounting are atomic across processes, and every time is
+Redis's `TIME`, so instances with skewed clocks agree.
+
+The number of Redis connections does not grow with the number of streams (redis_io.py): the ops
+of all streams queued in one event-loop tick go to Redis as one script call (appends and
+heartbeats of a thousand streams: one round trip), and all the readers of a store wait in one
+shared `XREAD BLOCK` over their streams' `:events`, each after its own cursor; the finished
+marker's id sorts after the last entry, so a finish wakes them like an append does.
+`append_many` stores a batch of consecutive entries in one op: all of them, or none.
 
 Retention is Redis's own `PEXPIRE` on the three keys (exact: `exists` never sees a stream past
 its time), mirrored in `g:expiry` so that the byte total is corrected lazily on the next
@@ -38,12 +44,12 @@ refreshes every open lease each `reader_lease_seconds / 3`, and leaving removes 
 it left. Hence `unread_seconds` answers the same in every process.
 
 `from_url`'s client sends a command again when its connection broke before the reply came, so
-a script may run twice: `append` of the entry just stored, with the same data, is
+a script call may run twice: an append of the entries just stored, with the same data, is
 taken as that replay and succeeds once (any other repeat is still a `ValueError`), and `create`
-of an existing empty running stream succeeds; the other scripts are idempotent as they stand.
+of an existing empty running stream succeeds; the other ops are idempotent as they stand.
 
-Needs a standalone Redis ≥ 6.2 (or one behind Sentinel), not Redis Cluster: the scripts touch
-other streams' keys when they evict. Use from one event loop per store.
+Needs a standalone Redis ≥ 6.2 (or one behind Sentinel), not Redis Cluster: one script call
+touches many streams' keys. Use from one event loop per store.
 """
 
 from __future__ import annotations
