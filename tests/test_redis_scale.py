@@ -243,3 +243,33 @@ def test_ops_of_many_streams_in_one_tick_go_to_redis_as_one_command(
         await store.aclose()
 
     run(body)
+
+
+def test_a_reader_that_joins_while_the_shared_read_waits_gets_its_entries_at_once(
+    redis_url: str, prefix: str
+) -> None:
+    """The store's one XREAD waits up to a second on the streams of its readers; a reader of
+    another stream joining meanwhile wakes it, rather than waiting for that second to pass."""
+
+    async def body() -> list[float]:
+        store = RedisStore.from_url(redis_url, prefix=prefix)
+        await store.create("idle")
+        idle = asyncio.create_task(read_all(store, "idle"))
+        took = []
+        for n in range(5):
+            await asyncio.sleep(0.2)  # the shared XREAD now waits on "idle" alone
+            rid = f"new{n}"
+            await store.create(rid)
+            await store.append(rid, 1, b"waiting")
+            started = asyncio.get_running_loop().time()
+            reader = store.read(rid, 0, idle_timeout=5)
+            assert await anext(reader) == [(1, b"waiting")]
+            took.append(asyncio.get_running_loop().time() - started)
+            await reader.aclose()
+        await store.finish("idle")
+        await asyncio.wait_for(idle, 5)
+        await store.aclose()
+        return took
+
+    took = run(body)
+    assert max(took) < 0.5, took  # not the second an XREAD waits

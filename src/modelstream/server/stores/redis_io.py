@@ -39,6 +39,7 @@ MAX_ARG_BYTES_PER_SCRIPT = 1 << 20
 # sent again at once; at most MAX_PACING seconds (the delay a new entry may see).
 PACING_PER_KEY = 5e-6
 MAX_PACING = 0.005
+MAX_BATCH_BUFFER = 1024  # entries a subscription holds before it is not read for
 
 
 def parse_id(entry_id: bytes) -> EntryId:
@@ -125,14 +126,16 @@ class OpBatcher:
                 _fail(call_futures, asyncio.CancelledError() if _cancel(exc) else exc)
             raise
         for reply, (_, call_futures) in zip(replies, calls, strict=True):
-            if isinstance(reply, Exception):
-                _fail(
-                    call_futures, self._convert(reply) if isinstance(reply, RedisError) else reply
-                )
+            if isinstance(reply, RedisError):
+                _fail(call_futures, self._convert(reply))
                 continue
-            for future, op_reply in zip(call_futures, reply.split(b"\n"), strict=True):
+            lines = reply.split(b"\n") if isinstance(reply, bytes) else []
+            if len(lines) != len(call_futures):  # not this script's answer: fail, never guess
+                _fail(call_futures, self._convert(RedisError(f"unexpected reply {reply!r:.200}")))
+                continue
+            for future, line in zip(call_futures, lines, strict=True):
                 if not future.done():
-                    future.set_result(op_reply)
+                    future.set_result(line)
 
     async def _run(self, calls: list[list[Any]]) -> list[Any]:
         """The script once per call, in one round trip; loaded again if Redis lost it."""
@@ -189,9 +192,6 @@ class Subscription:
     def wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
-
-
-MAX_BATCH_BUFFER = 1024  # entries a subscription holds before it is not read for
 
 
 class Follower:
@@ -274,19 +274,25 @@ class Follower:
         while self._subscriptions:
             wanted: dict[bytes, EntryId] = {}
             for key, subscriptions in self._subscriptions.items():
-                cursors = [s.cursor for s in subscriptions if not s.full and s.error is None]
-                if cursors:
-                    wanted[key] = min(cursors)
+                cursor: EntryId | None = None
+                for s in subscriptions:
+                    if s.error is None and not s.full and (cursor is None or s.cursor < cursor):
+                        cursor = s.cursor
+                if cursor is not None:
+                    wanted[key] = cursor
             if not wanted:
                 self._changed.clear()
                 await self._changed.wait()  # every reader is full or failed: until one is not
                 continue
-            streams: dict[bytes, bytes] = {k: format_id(c) for k, c in wanted.items()}
-            streams[self.wake_key] = self._wake_cursor
+            # XREAD as a plain command: redis-py's xread() costs a third more to build
+            ids = [format_id(cursor) for cursor in wanted.values()]
+            streams = [*wanted, self.wake_key, *ids, self._wake_cursor]
             self._in_flight, self._woken = wanted, False
             started = loop.time()
             try:
-                reply = await self.client.xread(streams, count=self._count, block=self._block_ms)  # type: ignore[arg-type]
+                reply = await self.client.execute_command(  # type: ignore[no-untyped-call]
+                    "XREAD", "COUNT", self._count, "BLOCK", self._block_ms, "STREAMS", *streams
+                )
             except RedisError as exc:
                 self._fail(wanted, self._convert(exc))
                 await asyncio.sleep(0.05)  # a failing Redis is not asked in a busy loop
