@@ -273,3 +273,26 @@ def test_a_reader_that_joins_while_the_shared_read_waits_gets_its_entries_at_onc
 
     took = run(body)
     assert max(took) < 0.5, took  # not the second an XREAD waits
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_the_store_works_over_either_redis_protocol(
+    redis_url: str, prefix: str, protocol: int
+) -> None:
+    """RESP3 (`?protocol=3` in the URL) shapes XREAD's reply differently."""
+
+    async def body() -> list[Entry]:
+        store = RedisStore.from_url(f"{redis_url}?protocol={protocol}", prefix=prefix)
+        await store.create("r1", "owner-hash")
+        reader = asyncio.create_task(read_all(store, "r1"))
+        await store.append_many("r1", 1, [b"one", b"two"])
+        await asyncio.sleep(0.05)
+        await store.append("r1", 3, b"three")
+        assert await store.owner("r1") == "owner-hash"
+        assert await store.heartbeat("r1") == 0.0
+        await store.finish("r1")
+        entries = await asyncio.wait_for(reader, 5)
+        await store.aclose()
+        return entries
+
+    assert run(body) == [(1, b"one"), (2, b"two"), (3, b"three")]

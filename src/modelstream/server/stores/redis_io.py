@@ -332,12 +332,17 @@ class Follower:
 
 
 def xread_streams(reply: Any) -> list[tuple[bytes, list[RawEntry]]]:
-    """XREAD's streams as (key, entries): a list under RESP2, a dict under RESP3."""
+    """XREAD's streams as (key, entries): a list of pairs under RESP2, a dict under RESP3, where
+    redis-py (8.x) wraps each stream's entries in a list of their own."""
     if not reply:
         return []
-    if isinstance(reply, dict):
-        return [(key, list(entries)) for key, entries in reply.items()]
-    return [(key, list(entries)) for key, entries in reply]
+    pairs = reply.items() if isinstance(reply, dict) else reply
+    streams = []
+    for key, entries in pairs:
+        if len(entries) == 1 and isinstance(entries[0], list):  # an entry is an (id, fields)
+            entries = entries[0]
+        streams.append((key, list(entries)))
+    return streams
 
 
 def _fail(futures: list[asyncio.Future[Any]], error: BaseException) -> None:
