@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 
 from modelstream.server.stores import Entry, StoreFullError, StreamTooLongError
 from modelstream.server.stores.redis import RedisStore
+from modelstream.server.stores.redis_io import Follower
 from test_redis_support import RedisProcess
 from test_server_redis import ReplyDroppingProxy
 from test_server_store import read_all, run
@@ -296,3 +298,44 @@ def test_the_store_works_over_either_redis_protocol(
         return entries
 
     assert run(body) == [(1, b"one"), (2, b"two"), (3, b"three")]
+
+
+def test_a_reader_joining_behind_another_on_the_same_stream_misses_nothing(
+    redis_url: str, prefix: str
+) -> None:
+    """The shared XREAD reads a stream after the last entry its reader has; a second reader of
+    that stream joins from the beginning, and before the XREAD is sent again (no wake here, so
+    it waits for the next entry) entry 51 arrives. The second reader must get 1 to 51, never
+    51 alone."""
+
+    async def body() -> tuple[list[bytes], list[bytes]]:
+        client = aioredis.Redis.from_url(redis_url)
+        key = f"{prefix}events".encode()
+        for seq in range(1, 51):
+            await client.xadd(key, {b"d": b"%d" % seq}, id=f"{seq}-0")
+        follower = Follower(
+            client,
+            f"{prefix}wake",
+            lambda: None,  # never woken: only entry 51 ends the XREAD in flight
+            lambda exc: exc,
+            block_seconds=2,
+            count=1024,
+        )
+        ahead = follower.subscribe(key, (50, 0))
+        await asyncio.sleep(0.2)  # its XREAD waits after entry 50
+        behind = follower.subscribe(key, (0, 0))
+        await client.xadd(key, {b"d": b"51"}, id="51-0")
+        got: dict[str, list[bytes]] = {"ahead": [], "behind": []}
+        for name, subscription in (("ahead", ahead), ("behind", behind)):
+            while len(got[name]) < (1 if name == "ahead" else 51):
+                await subscription.wait(5)
+                taken = follower.take(subscription, 1024)
+                assert taken, f"{name} got nothing"
+                got[name] += [entry_id for entry_id, _ in taken]
+        await follower.aclose()
+        await client.aclose()
+        return got["ahead"], got["behind"]
+
+    ahead, behind = asyncio.run(body())
+    assert ahead == [b"51-0"]
+    assert behind == [b"%d-0" % seq for seq in range(1, 52)]

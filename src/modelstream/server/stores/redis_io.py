@@ -17,7 +17,6 @@ fan-in and fan-out over one connection each, hence this module.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -92,6 +91,10 @@ class OpBatcher:
             while self._queue:
                 ops, self._queue = self._queue, []
                 await self._send(ops)
+        except BaseException:  # cancelled (the loop is closing): none of the callers may hang
+            queued, self._queue = self._queue, []
+            _fail([future for *_, future in queued], asyncio.CancelledError())
+            raise
         finally:
             self._sender = None
 
@@ -223,6 +226,7 @@ class Follower:
         self._woken = False  # a wake was sent for the XREAD in flight
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._closing = False
 
     def subscribe(self, key: bytes, cursor: EntryId) -> Subscription:
         subscription = Subscription(key, cursor)
@@ -248,15 +252,21 @@ class Follower:
         return taken
 
     async def aclose(self) -> None:
+        """Stop the loop: cancelled, and told to stop after its XREAD in case redis-py absorbed
+        the cancellation (seen with redis-py 8 while a reply was being read)."""
+        self._closing = True
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.wait({self._task}, timeout=self._block_ms / 1000 + 1)
+            if self._task.done() and not self._task.cancelled():
+                self._task.exception()  # retrieved: it is not logged as never retrieved
             self._task = None
 
     def _wanted(self, subscription: Subscription) -> None:
         """The subscription wants reading: start the loop, or wake it if its XREAD waits
         without this stream (or from a later entry)."""
+        if self._closing:
+            return
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._follow())
             return
@@ -271,7 +281,7 @@ class Follower:
 
     async def _follow(self) -> None:
         loop = asyncio.get_running_loop()
-        while self._subscriptions:
+        while self._subscriptions and not self._closing:
             wanted: dict[bytes, EntryId] = {}
             for key, subscriptions in self._subscriptions.items():
                 cursor: EntryId | None = None
@@ -299,12 +309,14 @@ class Follower:
                 continue
             finally:
                 self._in_flight = None
-            self._deliver(reply)
+            self._deliver(reply, wanted)
             pause = min(MAX_PACING, PACING_PER_KEY * len(wanted)) - (loop.time() - started)
             if pause > 0:
                 await asyncio.sleep(pause)
 
-    def _deliver(self, reply: Any) -> None:
+    def _deliver(self, reply: Any, read_after: dict[bytes, EntryId]) -> None:
+        """Hand each subscription the entries past its cursor, of an XREAD that read each
+        stream after `read_after`."""
         for key, entries in xread_streams(reply):
             if not entries:
                 continue
@@ -312,8 +324,13 @@ class Follower:
                 self._wake_cursor = entries[-1][0]
                 continue
             ids = [parse_id(entry_id) for entry_id, _ in entries]
+            start_of_read = read_after.get(key)
             for subscription in self._subscriptions.get(key, ()):
                 if subscription.full or subscription.error is not None:
+                    continue
+                if start_of_read is None or subscription.cursor < start_of_read:
+                    # it joined (or had room again) behind this read: the entries between its
+                    # cursor and the read's are not in this reply; the next XREAD has them
                     continue
                 start = 0
                 while start < len(ids) and ids[start] <= subscription.cursor:
