@@ -523,7 +523,15 @@ def test_a_client_that_decodes_responses_is_refused(redis_url: str) -> None:
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "server-redis.md").read_text()
 
 
-@pytest.mark.parametrize("example", re.findall(r"```python\n(.*?)```", DOC, flags=re.S))
+# the uvicorn workers' app factory is run by test_server_processes.py
+EXAMPLES = [
+    block
+    for block in re.findall(r"```python\n(.*?)```", DOC, flags=re.S)
+    if not block.startswith("# serve_workers.py")
+]
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
 def test_the_scaling_out_example_runs_as_written(
     example: str,
     redis_url: str,
