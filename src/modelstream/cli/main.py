@@ -62,6 +62,11 @@ COMMANDS = {
         "list the model catalogue: protocols, context window, list prices",
         "modelstream.cli.models",
     ),
+    "playground": Command(
+        "serve a chat page for the models of a server config",
+        "modelstream.cli.playground",
+        epilog=examples("modelstream playground --config server.toml"),
+    ),
 }
 
 
