@@ -1,0 +1,241 @@
+"""The playground page in headless Chromium (Debian's `chromium`, driven by Playwright) against
+the emulator behind a real server: an answer streams in, Stop cancels the upstream call, a
+dropped connection resumes with no character lost or doubled. Screenshots are saved in
+tmp/artifacts/playground/."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modelstream.testing import Emulator, Reply, Turn
+from support import REPO
+from test_server_support import CLIENT_KEY, Serve
+from test_traces_viewer import BROWSER_ARGS, chromium_path
+
+pytest_plugins = ["test_server_support"]
+
+ARTIFACTS = REPO / "tmp" / "artifacts" / "playground"  # screenshots, kept for people to look at
+STORY = "".join(f"Line {n}: the quick brown fox jumps over the lazy dog.\n" for n in range(1, 41))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = chromium_path()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=BROWSER_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser session that fails the test on a script error or a request elsewhere."""
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    page.errors = []
+    page.requests = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.on("request", lambda request: page.requests.append(request.url))
+    yield page
+    context.close()
+
+
+def sign_in(page: Any, url: str) -> None:
+    page.goto(url + "/playground/")
+    page.fill("input[name=key]", CLIENT_KEY)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#model option", state="attached")
+
+
+def ask(page: Any, model: str, text: str) -> None:
+    page.select_option("#model", model)
+    page.fill("#prompt", text)
+    page.click("#send")
+
+
+def answer(page: Any) -> str:
+    found: str | None = page.evaluate(
+        "() => document.querySelector('.turn.assistant:last-child .answer .content')"
+        "?.textContent ?? ''"
+    )
+    return found or ""
+
+
+def watch(page: Any, until: Any, timeout: float = 30.0) -> list[str]:
+    """The answer's distinct texts as it grows, polled until `until(text)` holds."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = answer(page)
+        if not seen or text != seen[-1]:
+            seen.append(text)
+        if until(text):
+            return seen
+        time.sleep(0.02)
+    raise AssertionError(f"the answer stopped at {seen[-1][-80:]!r}")
+
+
+def screenshot(page: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"\nscreenshot: {path}")
+    return path
+
+
+def only_from(page: Any, origin: str) -> None:
+    assert page.errors == []
+    assert [url for url in page.requests if not url.startswith(origin + "/")] == []
+
+
+def test_an_answer_streams_in_with_thinking_folded_and_its_cost(
+    serve: Serve, emu: Emulator, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    turn = Turn.text(STORY)
+    emu.queue(Reply.turn(turn, fragment_size=8, delay=0.01))
+    server = serve()
+    sign_in(page, server.url)
+    ask(page, "anthropic", "Tell me a story")
+    states = watch(page, lambda text: text == STORY)
+    growing = [text for text in states if text and text != STORY]
+    assert len(growing) >= 5, states  # it appeared bit by bit, not at once
+    assert all(STORY.startswith(text) for text in growing)
+    expect(page.locator(".turn.assistant .cost")).to_contain_text("USD")
+    expect(page.locator(".turn.assistant .finish")).to_have_text("finish: stop")
+    sent = emu.requests[0].json
+    assert sent["messages"][-1]["content"][0]["text"] == "Tell me a story"
+    screenshot(page, "streamed-answer")
+
+    # the history lives in the browser session: a reload shows it again, and it is sent back
+    page.reload()
+    page.wait_for_selector(".turn.assistant .cost")
+    assert answer(page) == STORY
+    emu.queue(Reply.turn(Turn.text("The end."), delay=0.0))
+    ask(page, "anthropic", "And then?")
+    watch(page, lambda text: text == "The end.")
+    history = emu.requests[1].json["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]
+    only_from(page, server.url)
+
+
+def test_stop_cancels_the_upstream_call(serve: Serve, emu: Emulator, page: Any) -> None:
+    from playwright.sync_api import expect
+
+    emu.queue(Reply.turn(Turn.text(STORY), fragment_size=4, delay=0.1))  # about 60 s in all
+    server = serve(resume_grace_seconds=60)  # only Stop can end it this early
+    sign_in(page, server.url)
+    ask(page, "chat", "Tell me a long story")
+    watch(page, lambda text: len(text) >= 40)
+    clicked = time.monotonic()
+    page.click("#stop")
+    (upstream,) = emu.wait_for_requests(1, timeout=5, finished=True)
+    assert upstream.client_closed_early  # the emulator saw the server hang up
+    assert upstream.finished_at is not None and upstream.finished_at - clicked < 3
+    expect(page.locator(".turn.assistant .error")).to_have_text("stopped")
+    expect(page.locator("#send")).to_be_enabled()
+    stopped_at = answer(page)
+    assert STORY.startswith(stopped_at) and len(stopped_at) < len(STORY)
+    screenshot(page, "stopped")
+    only_from(page, server.url)
+
+
+class CuttingProxy:
+    """A TCP relay in front of the server whose connections the test can cut, as a network
+    would: the page's fetch then fails mid-stream. It notes each request line it relays."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.connections: list[socket.socket] = []
+        self.request_lines: list[str] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            with self.lock:
+                self.connections += [client, upstream]
+            threading.Thread(target=self._pipe, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, False), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, requests: bool) -> None:
+        try:
+            while data := source.recv(65536):
+                if requests:
+                    with self.lock:
+                        self.request_lines += [
+                            line.decode("latin-1")
+                            for line in data.split(b"\r\n")
+                            if line.startswith((b"GET ", b"POST "))
+                        ]
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def cut(self) -> None:
+        """Drop every open connection at once (the page's and the server's side)."""
+        with self.lock:
+            connections, self.connections = self.connections, []
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            connection.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
+
+
+def test_a_dropped_connection_resumes_without_a_lost_or_doubled_character(
+    serve: Serve, emu: Emulator, page: Any
+) -> None:
+    emu.queue(Reply.turn(Turn.text(STORY), fragment_size=8, delay=0.02))
+    server = serve()
+    proxy = CuttingProxy(int(server.url.rsplit(":", 1)[1]))
+    try:
+        sign_in(page, proxy.url)
+        ask(page, "gemini", "Tell me a story")
+        watch(page, lambda text: len(text) >= 200)
+        proxy.cut()
+        states = watch(page, lambda text: text == STORY)
+        assert answer(page) == STORY  # nothing lost, nothing twice
+        assert all(STORY.startswith(text) for text in states)
+        resumes = [line for line in proxy.request_lines if line.startswith("GET /v1/streams/")]
+        assert resumes, proxy.request_lines  # it came back through the server's resume
+        page.wait_for_selector(".turn.assistant .cost")
+        screenshot(page, "resumed")
+        assert len(emu.requests) == 1  # one upstream call: the stream went on without the page
+        only_from(page, proxy.url)
+    finally:
+        proxy.close()
