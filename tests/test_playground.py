@@ -102,7 +102,12 @@ def test_the_page_names_nothing_off_the_server_and_never_writes_html() -> None:
 
 def test_the_cost_of_a_turn_is_priced_from_the_catalogue(serve: Serve) -> None:
     server = serve()
-    usage = {"cached_tokens": 100, "prompt_tokens": 900, "thoughts_tokens": 0, "response_tokens": 50}
+    usage = {
+        "cached_tokens": 100,
+        "prompt_tokens": 900,
+        "thoughts_tokens": 0,
+        "response_tokens": 50,
+    }
     price = default_catalogue().lookup(SERVED["anthropic"][0])
     assert price is not None and price.price is not None
     expected = cost_of_turn(usage, price.price, model=price.id).as_json()  # type: ignore[arg-type]
@@ -117,24 +122,41 @@ def test_the_cost_of_a_turn_is_priced_from_the_catalogue(serve: Serve) -> None:
             "/playground/api/cost", json={"model": "nobody", "usage": usage}, headers=AUTH
         )
         assert unknown.status_code == 400
+        for usage_given in ({"prompt_tokens": "9"}, {"response_tokens": -1}, [1, 2]):
+            bad = http.post(
+                "/playground/api/cost",
+                json={"model": "anthropic", "usage": usage_given},
+                headers=AUTH,
+            )
+            assert bad.status_code == 400, usage_given
+            assert bad.json()["error"]["type"] == "InvalidRequestError"
+        unpriced = http.post(
+            "/playground/api/cost",
+            json={"model": "anthropic", "usage": {**usage, "prompt_tokens": None}},
+            headers=AUTH,
+        )
+        assert unpriced.json()["cost"] is None  # a count unknown: the cost is unknown, never 0
 
 
 def test_stop_cancels_the_upstream_call_at_once(serve: Serve, emu: Emulator) -> None:
     emu.queue(Reply.turn(Turn.text("slow words " * 200), fragment_size=4, delay=0.1))
     server = serve(resume_grace_seconds=60)  # only Stop can end it early
-    with httpx.Client(base_url=server.url, headers=AUTH, timeout=10) as http:
-        with http.stream("POST", "/v1/stream", json=stream_body_for("anthropic")) as response:
-            response_id = response.headers["x-response-id"]
-            emu.wait_for_requests(1)
-            other = http.post(
-                f"/playground/api/stop/{response_id}",
-                headers={"authorization": "Bearer someone-else"},
-            )
-            assert other.status_code == 401
-            stopped = http.post(f"/playground/api/stop/{response_id}")
-            assert stopped.json() == {"stopped": True}
-            (upstream,) = emu.wait_for_requests(1, timeout=3, finished=True)
-            stream = read_sse(response)
+    body = stream_body_for("anthropic")
+    with (
+        httpx.Client(base_url=server.url, headers=AUTH, timeout=10) as http,
+        http.stream("POST", "/v1/stream", json=body) as response,
+    ):
+        response_id = response.headers["x-response-id"]
+        emu.wait_for_requests(1)
+        other = http.post(
+            f"/playground/api/stop/{response_id}",
+            headers={"authorization": "Bearer someone-else"},
+        )
+        assert other.status_code == 401
+        stopped = http.post(f"/playground/api/stop/{response_id}")
+        assert stopped.json() == {"stopped": True}
+        (upstream,) = emu.wait_for_requests(1, timeout=3, finished=True)
+        stream = read_sse(response)
     assert upstream.client_closed_early
     assert stream.done
     (error,) = stream.errors

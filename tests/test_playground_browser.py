@@ -5,6 +5,8 @@ tmp/artifacts/playground/."""
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import socket
 import threading
 import time
@@ -14,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from modelstream.testing import Emulator, Reply, Turn
+from modelstream.testing import Emulator, Reply, Text, Thinking, ToolCall, Turn
 from support import REPO
 from test_server_support import CLIENT_KEY, Serve
+from test_traces_support import png_data_url
 from test_traces_viewer import BROWSER_ARGS, chromium_path
 
 pytest_plugins = ["test_server_support"]
@@ -99,7 +102,7 @@ def only_from(page: Any, origin: str) -> None:
     assert [url for url in page.requests if not url.startswith(origin + "/")] == []
 
 
-def test_an_answer_streams_in_with_thinking_folded_and_its_cost(
+def test_an_answer_streams_in_bit_by_bit_with_its_cost_and_stays_for_the_session(
     serve: Serve, emu: Emulator, page: Any
 ) -> None:
     from playwright.sync_api import expect
@@ -196,20 +199,16 @@ class CuttingProxy:
             pass
         finally:
             for end in (source, sink):
-                try:
+                with contextlib.suppress(OSError):
                     end.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def cut(self) -> None:
         """Drop every open connection at once (the page's and the server's side)."""
         with self.lock:
             connections, self.connections = self.connections, []
         for connection in connections:
-            try:
+            with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             connection.close()
 
     def close(self) -> None:
@@ -239,3 +238,74 @@ def test_a_dropped_connection_resumes_without_a_lost_or_doubled_character(
         only_from(page, proxy.url)
     finally:
         proxy.close()
+
+
+def test_settings_images_thinking_tool_calls_regenerate_and_clear(
+    serve: Serve, emu: Emulator, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    turn = Turn(
+        items=[
+            Thinking("The picture is one colour.", signature="sig-1"),
+            Text("It is a blue rectangle."),
+            ToolCall("lookup_colour", {"rgb": [47, 111, 223]}, id="toolu_1"),
+        ]
+    )
+    emu.queue(Reply.turn(turn))
+    server = serve()
+    sign_in(page, server.url)
+    page.select_option("#thinking", "low")
+    page.click("#system-box summary")
+    page.fill("#system", "Answer in one sentence.")
+    png = base64.b64decode(png_data_url().split(",", 1)[1])
+    page.set_input_files("#attach", {"name": "blue.png", "mimeType": "image/png", "buffer": png})
+    expect(page.locator("#attachments img")).to_have_count(1)
+    ask(page, "anthropic", "What is this?")
+    tool = page.locator(".turn.assistant .tool-call")
+    expect(tool.locator(".name")).to_have_text("tool call: lookup_colour")
+    expect(tool.locator("pre")).to_contain_text('"rgb"')
+    thinking = page.locator(".turn.assistant details.thinking")
+    expect(thinking).not_to_have_attribute("open", "")  # folded until clicked
+    expect(thinking.locator(".content")).to_have_text("The picture is one colour.")
+    expect(page.locator(".turn.user img")).to_have_count(1)
+    sent = emu.requests[0].json
+    assert "Answer in one sentence." in str(sent["system"])
+    assert sent["thinking"]["type"] in ("enabled", "adaptive")
+    blocks = sent["messages"][0]["content"]
+    assert [block["type"] for block in blocks] == ["image", "text"]
+    assert blocks[0]["source"]["data"] == base64.b64encode(png).decode()
+    expect(page.locator(".turn.assistant .cost")).to_contain_text("cost:")
+    screenshot(page, "thinking-tool-call-image")
+    thinking.locator("summary").click()
+    expect(thinking).to_have_attribute("open", "")
+
+    emu.queue(Reply.turn(Turn.text("A blue rectangle, again.")))
+    page.click("#regenerate")
+    watch(page, lambda text: text == "A blue rectangle, again.")
+    expect(page.locator(".turn.assistant")).to_have_count(1)
+    assert len(emu.requests[1].json["messages"]) == 1  # the same question, asked again
+
+    page.click("#clear")
+    expect(page.locator(".turn")).to_have_count(0)
+    page.reload()
+    page.wait_for_selector("#model option", state="attached")
+    expect(page.locator(".turn")).to_have_count(0)
+    expect(page.locator("#system")).to_have_value("Answer in one sentence.")
+    only_from(page, server.url)
+
+
+def test_a_reload_mid_answer_picks_the_running_answer_up_again(
+    serve: Serve, emu: Emulator, page: Any
+) -> None:
+    emu.queue(Reply.turn(Turn.text(STORY), fragment_size=8, delay=0.02))
+    server = serve()
+    sign_in(page, server.url)
+    ask(page, "responses", "Tell me a story")
+    watch(page, lambda text: len(text) >= 100)
+    page.reload()
+    watch(page, lambda text: text == STORY)
+    page.wait_for_selector(".turn.assistant .cost")
+    assert page.locator(".turn.assistant").count() == 1
+    assert len(emu.requests) == 1
+    only_from(page, server.url)

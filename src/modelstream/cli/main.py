@@ -65,7 +65,10 @@ COMMANDS = {
     "playground": Command(
         "serve a chat page for the models of a server config",
         "modelstream.cli.playground",
-        epilog=examples("modelstream playground --config server.toml"),
+        epilog=examples(
+            "modelstream playground --config server.toml",
+            "modelstream playground --config local.toml --port 0 --open",
+        ),
     ),
 }
 

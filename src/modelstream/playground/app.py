@@ -32,11 +32,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..catalogue import default_catalogue
 from ..catalogue.cost import cost_of_turn
+from ..server import wire
 from ..server.auth import BearerKeys
 from ..server.config import ServerSettings
+from ..server.errors import Refusal, invalid_request, not_found, unauthorized
+from ..server.limits import read_body
 
 COOKIE = "modelstream_playground_key"
-MAX_FORM_BYTES = 4096  # the sign-in form holds one key
+MAX_SMALL_BODY = 64 * 1024  # the sign-in form holds one key; a cost request, one usage
 
 _STATIC = {
     "index.html": "text/html; charset=utf-8",
@@ -83,9 +86,10 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
         return Response(static[name], media_type=_STATIC[name])
 
     async def login(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
-            return _error(413, "PayloadTooLargeError", "the sign-in form is too large")
+        try:
+            body = await read_body(request, MAX_SMALL_BODY)
+        except Refusal as refusal:
+            return _refused(refusal)
         key = (parse_qs(body.decode("utf-8", "replace")).get("key") or [""])[0].strip()
         if not key or not keys.allows(f"Bearer {key}"):
             return Response(sign_in, 401, media_type=_STATIC["index.html"])
@@ -95,24 +99,32 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
             response.set_cookie(COOKIE, key, path="/", samesite="strict", httponly=False)
         return response
 
+    def check_key(request: Request) -> str | None:
+        """The caller's key hash (None on an open server), or a 401 `Refusal`."""
+        authorization = request.headers.get("authorization")
+        if not keys.allows(authorization):
+            raise unauthorized()
+        return keys.holder(authorization)
+
     async def cost(request: Request) -> Response:
-        if not keys.allows(request.headers.get("authorization")):
-            return _error(401, "AuthenticationError", "send the server's key as a bearer key")
         try:
-            asked = orjson.loads(await request.body())
-            entry = settings.model(asked["model"])
+            check_key(request)
+            asked = _json_object(await read_body(request, MAX_SMALL_BODY))
+            model = asked.get("model")
+            entry = settings.model(model) if isinstance(model, str) else None
             usage, at_ms = asked.get("usage"), asked.get("at_ms")
-            if entry is None or not isinstance(usage, dict):
-                raise ValueError
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            return _error(
-                400, "InvalidRequestError", 'send {"model": a served id, "usage": {...}, "at_ms"}'
-            )
+            if entry is None or not _is_usage(usage):
+                raise invalid_request(
+                    'send {"model": a served model id, "usage": the stop event\'s usage, '
+                    '"at_ms": when it ran}'
+                )
+        except Refusal as refusal:
+            return _refused(refusal)
         info = default_catalogue().lookup(entry.model)
         if info is None or info.price is None:  # unknown, never zero
             return _json({"cost": None, "model": entry.model})
         turn = cost_of_turn(
-            usage,  # type: ignore[arg-type]
+            usage,
             info.price,
             model=info.id,
             at_ms=at_ms if isinstance(at_ms, int) else None,
@@ -120,14 +132,17 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
         return _json({"cost": turn.as_json() if turn.known else None, "model": entry.model})
 
     async def stop(request: Request) -> Response:
-        authorization = request.headers.get("authorization")
-        if not keys.allows(authorization):
-            return _error(401, "AuthenticationError", "send the server's key as a bearer key")
-        relay = request.app.state.relay
         response_id = request.path_params["response_id"]
-        # another key's stream reads as unknown, as a resume does
-        if not await relay.readable_by(response_id, keys.holder(authorization) or ""):
-            return _error(404, "NotFoundError", f"no stream {response_id[:60]!r}")
+        relay = request.app.state.relay  # the server's: `request.app` is the outer app
+        try:
+            caller = check_key(request)
+            # another key's stream reads as unknown, as it does for a resume
+            if not wire.is_response_id(response_id) or not await relay.readable_by(
+                response_id, caller or ""
+            ):
+                raise not_found(f"no stream {response_id[:60]!r} to stop")
+        except Refusal as refusal:
+            return _refused(refusal)
         return _json({"stopped": relay.stop(response_id)})
 
     # a Router, not an app: `request.app` stays the server's, whose state holds the relay
@@ -149,6 +164,30 @@ def _json(value: Any, status: int = 200) -> Response:
 
 def _error(status: int, kind: str, message: str) -> Response:
     return _json({"error": {"type": kind, "message": message}}, status)
+
+
+def _refused(refusal: Refusal) -> Response:
+    response = _json(refusal.body(), refusal.status)
+    response.headers.update(refusal.headers)
+    return response
+
+
+def _is_usage(value: Any) -> bool:
+    """SPEC §2 usage: each field a count or null (unknown)."""
+    return isinstance(value, dict) and all(
+        value.get(name) is None or (type(value[name]) is int and value[name] >= 0)
+        for name in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens")
+    )
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise invalid_request(f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise invalid_request("the request body must be a JSON object")
+    return value
 
 
 def with_security_headers(app: ASGIApp) -> ASGIApp:
