@@ -42,9 +42,11 @@ def test_without_the_key_the_page_is_the_sign_in_form_and_the_assets_are_refused
         wrong = http.get("/playground/static/app.js", headers={"authorization": "Bearer nope"})
         assert wrong.status_code == 401
         bad_sign_in = http.post("/playground/login", data={"key": "nope"})
-        assert bad_sign_in.status_code == 401 and COOKIE not in bad_sign_in.headers.get(
-            "set-cookie", ""
-        )
+        assert bad_sign_in.status_code == 401 and "set-cookie" not in bad_sign_in.headers
+        assert "not one of this server's keys" in bad_sign_in.text
+        moved = http.get("/playground")
+        assert moved.status_code in (301, 307, 308)
+        assert moved.headers["location"].endswith("/playground/")
 
 
 def test_signing_in_sets_a_strict_session_cookie_that_serves_the_page(serve: Serve) -> None:
@@ -56,6 +58,7 @@ def test_signing_in_sets_a_strict_session_cookie_that_serves_the_page(serve: Ser
         cookie = signed_in.headers["set-cookie"]
         assert cookie.startswith(f"{COOKIE}={CLIENT_KEY};")
         assert "samesite=strict" in cookie.lower() and "expires" not in cookie.lower()
+        assert "Path=/playground;" in cookie  # never sent to the API's paths
         for path in PAGE_FILES:
             served = http.get(path)  # the client sends the cookie back
             assert served.status_code == 200, path

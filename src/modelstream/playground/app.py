@@ -66,6 +66,9 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
     folder = files(__package__) / "static"
     static = {name: folder.joinpath(name).read_bytes() for name in _STATIC}
     sign_in = folder.joinpath("login.html").read_bytes()
+    wrong_key = sign_in.replace(
+        b"<!-- wrong key -->", b"<p><strong>That is not one of this server's keys.</strong></p>"
+    )
 
     def authorization(request: Request) -> str | None:
         """The request's key as an `Authorization` value: the header, else the cookie."""
@@ -92,11 +95,13 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
             return _refused(refusal)
         key = (parse_qs(body.decode("utf-8", "replace")).get("key") or [""])[0].strip()
         if not key or not keys.allows(f"Bearer {key}"):
-            return Response(sign_in, 401, media_type=_STATIC["index.html"])
+            return Response(wrong_key, 401, media_type=_STATIC["index.html"])
         response = RedirectResponse("./", status_code=303)
         if not keys.open:
-            # a session cookie: gone when the browser closes; never sent by another site's page
-            response.set_cookie(COOKIE, key, path="/", samesite="strict", httponly=False)
+            # a session cookie (gone when the browser closes), sent to the playground's paths
+            # only, never by another site's page; the script reads it, so not HttpOnly
+            path = request.scope.get("root_path") or "/"  # where the playground is mounted
+            response.set_cookie(COOKIE, key, path=path, samesite="strict", httponly=False)
         return response
 
     def check_key(request: Request) -> str | None:
