@@ -152,6 +152,12 @@ def test_stop_cancels_the_upstream_call(serve: Serve, emu: Emulator, page: Any) 
     stopped_at = answer(page)
     assert STORY.startswith(stopped_at) and len(stopped_at) < len(STORY)
     screenshot(page, "stopped")
+    emu.queue(Reply.turn(Turn.text("Fine.")))
+    ask(page, "chat", "Shorter, please")
+    watch(page, lambda text: text == "Fine.")
+    sent = emu.requests[-1].json["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[1]["content"] == stopped_at  # the answer so far goes back as it was shown
     only_from(page, server.url)
 
 
@@ -308,4 +314,28 @@ def test_a_reload_mid_answer_picks_the_running_answer_up_again(
     page.wait_for_selector(".turn.assistant .cost")
     assert page.locator(".turn.assistant").count() == 1
     assert len(emu.requests) == 1
+    only_from(page, server.url)
+
+
+def test_errors_show_under_the_turn_and_the_page_stays_usable(
+    serve: Serve, emu: Emulator, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    emu.queue(Reply.status(529))  # the upstream is overloaded: the stream ends in an error
+    server = serve()
+    sign_in(page, server.url)
+    ask(page, "anthropic", "Hello?")
+    expect(page.locator(".turn.assistant .error")).to_contain_text("OverloadedError")
+    expect(page.locator("#send")).to_be_enabled()
+    page.select_option("#model", "anthropic")
+    page.evaluate("() => document.getElementById('model').append(new Option('gone', 'gone'))")
+    ask(page, "gone", "Anyone there?")  # a model the server does not serve: its 404, shown
+    expect(page.locator(".turn.assistant .error").last).to_contain_text("NotFoundError")
+    screenshot(page, "errors")
+    emu.queue(Reply.turn(Turn.text("Here.")))
+    ask(page, "anthropic", "Third time?")
+    watch(page, lambda text: text == "Here.")
+    sent = emu.requests[-1].json["messages"]
+    assert [m["role"] for m in sent] == ["user"]  # the failed exchanges are not sent again
     only_from(page, server.url)

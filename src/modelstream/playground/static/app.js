@@ -172,10 +172,13 @@ class AssistantView {
     this.meta.append(element("span", "cost", text));
   }
 
+  // The answer to send back next turn: its done items, and the text of a stopped one so far.
   record() {
+    const partial = this.open && this.open.kind === "text" && this.open.text;
+    const items = partial ? [...this.items, { type: "text.done", text: partial }] : this.items;
     return {
       role: "assistant",
-      content_items: this.items,
+      content_items: items,
       usage_metadata: this.usage ?? null,
       finish_reason: this.finish ?? null,
     };
@@ -250,12 +253,16 @@ async function follow(turn, first) {
   for (let attempt = 0; ; attempt += 1) {
     try {
       if (!response) response = await resume(turn);
-      if (response.status === 404) throw new Gone();
+      if (!response.ok) throw new Refused(await refusal(response));
       if (await read(response, turn)) return;
       throw new Error("the connection closed before the end");
     } catch (error) {
-      if (error instanceof Gone || turn.controller.signal.aborted || attempt >= MAX_RECONNECTS) {
-        if (error instanceof Gone) turn.view.error({ type: "NotFoundError", message: "the stream is gone" });
+      if (error instanceof Refused) {
+        turn.view.error(error.detail); // 404: the stream ended too long ago; 401: a new key
+        return;
+      }
+      if (turn.controller.signal.aborted || attempt >= MAX_RECONNECTS) {
+        turn.view.error({ type: "ConnectionError", message: `gave up resuming: ${error}` });
         return;
       }
       status(`connection lost, resuming after ${turn.lastId || "the start"}…`);
@@ -265,7 +272,17 @@ async function follow(turn, first) {
   }
 }
 
-class Gone extends Error {}
+class Refused extends Error {
+  constructor(detail) {
+    super(detail.message);
+    this.detail = detail;
+  }
+}
+
+async function refusal(response) {
+  const body = await response.json().catch(() => ({}));
+  return body.error || { type: "HTTPError", message: `${response.status} ${response.statusText}` };
+}
 
 function resume(turn) {
   const extra = turn.lastId ? { "last-event-id": turn.lastId } : {};
@@ -277,12 +294,15 @@ function resume(turn) {
 
 // --- turns --------------------------------------------------------------------------------
 
+// The conversation to send: every question with its answer, the new question last. An
+// exchange whose answer failed before any content is left out, as if never asked.
 function messages() {
   const out = [];
-  for (const entry of state.history) {
-    out.push(entry.user);
-    if (entry.message) out.push(entry.message);
-  }
+  state.history.forEach((entry, index) => {
+    const answered = entry.message && entry.message.content_items.length;
+    if (answered) out.push(entry.user, entry.message);
+    else if (index === state.history.length - 1) out.push(entry.user);
+  });
   return out;
 }
 
@@ -310,12 +330,12 @@ async function start() {
       signal: turn.controller.signal,
     });
   } catch (error) {
-    view.error({ type: "NetworkError", message: String(error) });
+    const stopped = turn.controller.signal.aborted; // Stop before the stream had an id
+    view.error(stopped ? { reason: "stopped" } : { type: "NetworkError", message: String(error) });
     return finish(turn, entry);
   }
   if (!response.ok) {
-    const failure = await response.json().catch(() => ({ error: { type: "HTTPError", message: response.statusText } }));
-    view.error(failure.error);
+    view.error(await refusal(response));
     return finish(turn, entry);
   }
   turn.rid = response.headers.get("x-response-id");
