@@ -10,7 +10,7 @@ const MAX_RECONNECTS = 20;
 
 const $ = (id) => document.getElementById(id);
 const state = load();
-let running = null; // {rid, lastId, controller, stopped, view}
+let running = null; // the turn streaming now: {rid, lastId, controller, view}
 let pending = []; // images to send with the next message: data URLs
 
 function load() {
@@ -229,10 +229,7 @@ async function read(response, turn) {
       done = true;
       return;
     }
-    if (id) {
-      turn.lastId = id;
-      state.running.lastId = id;
-    }
+    if (id) turn.lastId = id;
     const value = JSON.parse(data);
     if (value.error) turn.view.error(value.error);
     else if (value.event_type === "stop") turn.view.stop(value);
@@ -242,7 +239,6 @@ async function read(response, turn) {
     const { value, done: ended } = await reader.read(); // throws when the connection drops
     if (ended) break;
     feed(decoder.decode(value, { stream: true }));
-    save();
     if (done) return true;
   }
   return done;
@@ -251,9 +247,11 @@ async function read(response, turn) {
 async function follow(turn, first) {
   let response = first;
   for (let attempt = 0; ; attempt += 1) {
+    const before = turn.lastId;
     try {
       if (!response) response = await resume(turn);
       if (!response.ok) throw new Refused(await refusal(response));
+      if (attempt) status("streaming…");
       if (await read(response, turn)) return;
       throw new Error("the connection closed before the end");
     } catch (error) {
@@ -265,6 +263,7 @@ async function follow(turn, first) {
         turn.view.error({ type: "ConnectionError", message: `gave up resuming: ${error}` });
         return;
       }
+      if (turn.lastId !== before) attempt = 0; // it got further: a fresh run of tries
       status(`connection lost, resuming after ${turn.lastId || "the start"}…`);
       await new Promise((done) => setTimeout(done, Math.min(2000, 100 * 2 ** attempt)));
       response = null;
@@ -339,7 +338,7 @@ async function start() {
     return finish(turn, entry);
   }
   turn.rid = response.headers.get("x-response-id");
-  state.running = { rid: turn.rid, lastId: null, model: state.model };
+  state.running = { rid: turn.rid }; // a reload replays this stream from its start
   save();
   await follow(turn, response);
   return finish(turn, entry);
