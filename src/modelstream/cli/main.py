@@ -62,6 +62,14 @@ COMMANDS = {
         "list the model catalogue: protocols, context window, list prices",
         "modelstream.cli.models",
     ),
+    "playground": Command(
+        "serve a chat page for the models of a server config",
+        "modelstream.cli.playground",
+        epilog=examples(
+            "modelstream playground --config server.toml",
+            "modelstream playground --config local.toml --port 0 --open",
+        ),
+    ),
 }
 
 

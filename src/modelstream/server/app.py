@@ -21,10 +21,11 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from ..errors import ModelstreamError
 from ..jsonwire import error_object
+from ..playground import create_playground
 from . import wire
 from .auth import BearerKeys
 from .config import ServerSettings
@@ -184,6 +185,7 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
             Route("/v1/models", list_models, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics_text, methods=["GET"]),
+            Mount("/playground", create_playground(settings)),
         ],
         exception_handlers={HTTPException: http_error, Exception: server_error},
         lifespan=lifespan,

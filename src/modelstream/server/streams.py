@@ -113,6 +113,7 @@ class StreamRelay:
         self._clients: list[AsyncClient] = []
         self._pools: list[httpx.AsyncClient] = []  # the clients' connection pools
         self._tasks: set[asyncio.Task[None]] = set()
+        self._pumps: dict[str, asyncio.Task[bytes | None]] = {}  # upstream calls, for stop()
         self._trace_sinks = resolve_sinks(settings.traces, os.environ, limits=settings.trace_limits)
         grace = settings.resume_grace_seconds
         self._poll = min(1.0, max(0.02, grace / 4))  # how often a producer looks for readers
@@ -253,6 +254,7 @@ class StreamRelay:
         pump = asyncio.create_task(
             self._pump(response_id, entry, stream, progress, started, recorder)
         )
+        self._pumps[response_id] = pump
         terminal: bytes | None = None
         try:
             terminal = await self._supervise(response_id, pump, progress)
@@ -263,6 +265,7 @@ class StreamRelay:
             raise
         finally:
             # the upstream call is over: free its slot before readers can see the end
+            self._pumps.pop(response_id, None)
             self._account(response_id, entry, progress, terminal, started)
             if recorder is not None and stream.result is not None:
                 record_turn(recorder, stream.result, self._trace_sinks)
@@ -304,6 +307,8 @@ class StreamRelay:
         while True:
             done, _ = await asyncio.wait({pump}, timeout=self._poll)
             if done:
+                if pump.cancelled():  # stop(): a reader asked to end it
+                    return _cancelled(stopped(), progress)
                 return pump.result()
             try:
                 unread = await self.store.heartbeat(response_id)
@@ -320,6 +325,15 @@ class StreamRelay:
                 if not pump.cancelled():  # it finished on its own meanwhile
                     return pump.result()
                 return _cancelled(abandoned(grace), progress)
+
+    def stop(self, response_id: str) -> bool:
+        """Cancel a running stream's upstream call now (a person pressed Stop); the stream ends
+        with a `StreamCancelledError` entry. False when no upstream call of that id runs here."""
+        pump = self._pumps.get(response_id)
+        if pump is None or pump.done():
+            return False
+        pump.cancel()
+        return True
 
     async def _pump(
         self,
@@ -559,3 +573,11 @@ def _store_unavailable() -> Refusal:
 def _cancelled(error: StreamCancelledError, progress: _Progress) -> bytes:
     progress.error_type = type(error).__name__
     return dumps(error_object(error))
+
+
+def stopped() -> StreamCancelledError:
+    return StreamCancelledError(
+        "stopped",
+        "a client stopped this stream, so the server cancelled the upstream call; the events "
+        "before this one are the partial turn",
+    )

@@ -1,0 +1,99 @@
+"""`modelstream playground --config FILE [--open]`: the server with its chat page, announced.
+
+It is `modelstream serve` (the same config, app and shutdown) plus a line naming the page's
+URL. A config without keys makes an open server; here that needs `--open`, said on purpose,
+since a playground is what people start on a laptop and forget. Binds 127.0.0.1 by default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+
+
+def add_command(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "playground",
+        help="serve a chat page for the models of a server config",
+        description="Serve the models of a server config (docs/server.md) with the chat page "
+        "at /playground/ (docs/playground.md). The page needs one of the config's keys; a "
+        "config without keys is refused unless --open is given. Ctrl-C stops it.",
+    )
+    parser.add_argument(
+        "--config", required=True, metavar="FILE", help="the server config (.toml or .json)"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port to bind; 0 picks a free one (default 8000)"
+    )
+    parser.add_argument(
+        "--open",
+        action="store_true",
+        help="allow a config without keys: anyone who reaches the port may use its models",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="warning",
+        choices=("debug", "info", "warning", "error"),
+        help="server log level (default warning)",
+    )
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..server.command import (
+        GRACEFUL_SHUTDOWN_SECONDS,
+        _announce,
+        _bind,
+        _server_class,
+        _url,
+    )
+    from ..server.config import ServerConfigError, load_settings
+    from ..server.logs import hide_response_ids_in_access_log
+
+    try:
+        settings = load_settings(args.config)
+    except ServerConfigError as exc:
+        return _usage(str(exc))
+    if settings.open and not args.open:
+        return _usage(
+            f"{args.config} has no keys, so the playground would be open to anyone who reaches "
+            'it: set keys = ["$VAR"] in the config, or pass --open to allow it'
+        )
+    try:
+        import uvicorn
+
+        from ..server.app import create_app
+    except ImportError as exc:
+        return _usage(
+            f"the playground needs the 'server' extra ({exc.name} is missing): "
+            "pip install 'modelstream[server]'"
+        )
+    try:
+        sock = _bind(args.host, args.port)
+    except OSError as exc:
+        return _usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+    url = _url(*sock.getsockname()[:2])
+    _announce(settings, url)
+    print(f"modelstream playground: open {url}/playground/", file=sys.stderr, flush=True)
+    config = uvicorn.Config(
+        create_app(settings),
+        log_level=args.log_level,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        proxy_headers=False,
+    )
+    hide_response_ids_in_access_log()  # uvicorn set up its loggers in Config()
+    try:
+        _server_class()(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _usage(message: str) -> int:
+    print(f"modelstream playground: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
