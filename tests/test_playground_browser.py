@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from browser_support import launched_chromium
 from modelstream.testing import Emulator, Reply, Text, Thinking, ToolCall, Turn
 from support import REPO
 from test_server_support import CLIENT_KEY, Serve
 from test_traces_support import png_data_url
-from test_traces_viewer import BROWSER_ARGS, chromium_path
 
 pytest_plugins = ["test_server_support"]
 
@@ -30,15 +30,8 @@ STORY = "".join(f"Line {n}: the quick brown fox jumps over the lazy dog.\n" for 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = chromium_path()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=BROWSER_ARGS)
+    with launched_chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import base64
 import contextlib
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,12 +21,13 @@ import httpx
 import orjson
 import pytest
 
+from browser_support import launched_chromium
 from modelstream import Client, StreamError
 from modelstream.client import RetryPolicy
 from modelstream.testing import Emulator, Reply, Thinking, ToolCall, Turn
 from modelstream.traces import TraceStore
 from modelstream.types import Message
-from support import REPO, missing
+from support import REPO
 from test_traces_support import (
     API_KEY,
     BROKEN_TRACE,
@@ -44,15 +44,6 @@ from test_traces_support import (
 )
 
 pytest_plugins = ["test_traces_support"]
-
-BROWSER_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @dataclass
@@ -205,25 +196,10 @@ def test_the_page_loads_nothing_from_elsewhere_and_never_writes_html() -> None:
 # --- the page in a browser -----------------------------------------------------------------
 
 
-def chromium_path() -> str:
-    for candidate in ("chromium", "chromium-browser"):
-        path = shutil.which(candidate)
-        if path:
-            return path
-    missing("no chromium browser found (apt-get install -y chromium)")
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    executable = chromium_path()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("playwright is not installed (pip install -e '.[test]')")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=BROWSER_ARGS)
+    with launched_chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

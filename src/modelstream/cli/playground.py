@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from .exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .exit_status import EXIT_USAGE
 
 
 def add_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -45,15 +45,8 @@ def add_command(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..server.command import (
-        GRACEFUL_SHUTDOWN_SECONDS,
-        _announce,
-        _bind,
-        _server_class,
-        _url,
-    )
+    from ..server.command import serve_settings
     from ..server.config import ServerConfigError, load_settings
-    from ..server.logs import hide_response_ids_in_access_log
 
     try:
         settings = load_settings(args.config)
@@ -64,34 +57,11 @@ def run(args: argparse.Namespace) -> int:
             f"{args.config} has no keys, so the playground would be open to anyone who reaches "
             'it: set keys = ["$VAR"] in the config, or pass --open to allow it'
         )
-    try:
-        import uvicorn
 
-        from ..server.app import create_app
-    except ImportError as exc:
-        return _usage(
-            f"the playground needs the 'server' extra ({exc.name} is missing): "
-            "pip install 'modelstream[server]'"
-        )
-    try:
-        sock = _bind(args.host, args.port)
-    except OSError as exc:
-        return _usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
-    url = _url(*sock.getsockname()[:2])
-    _announce(settings, url)
-    print(f"modelstream playground: open {url}/playground/", file=sys.stderr, flush=True)
-    config = uvicorn.Config(
-        create_app(settings),
-        log_level=args.log_level,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-        proxy_headers=False,
-    )
-    hide_response_ids_in_access_log()  # uvicorn set up its loggers in Config()
-    try:
-        _server_class()(config).run(sockets=[sock])
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-    return EXIT_OK
+    def ready(url: str) -> None:
+        print(f"modelstream playground: open {url}/playground/", file=sys.stderr, flush=True)
+
+    return serve_settings(settings, args, command="playground", ready=ready)
 
 
 def _usage(message: str) -> int:

@@ -13,7 +13,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
@@ -65,39 +65,56 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(args.config)
     except ServerConfigError as exc:
         return _usage(str(exc))
+    return serve_settings(settings, args)
+
+
+def serve_settings(
+    settings: ServerSettings,
+    args: argparse.Namespace,
+    *,
+    command: str = "serve",
+    ready: Callable[[str], None] | None = None,
+) -> int:
+    """Bind `args.host:args.port`, announce, serve `settings` until interrupted: `serve`, and
+    `playground` (which says where its page is through `ready(url)`)."""
     try:
         import uvicorn
 
         from .app import create_app
     except ImportError as exc:
         return _usage(
-            f"the server needs the 'server' extra ({exc.name} is missing): "
-            "pip install 'modelstream[server]'"
+            f"the {command} command needs the 'server' extra ({exc.name} is missing): "
+            "pip install 'modelstream[server]'",
+            command,
         )
     try:
         sock = _bind(args.host, args.port)
     except OSError as exc:
-        return _usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+        return _usage(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", command)
     store, store_url = None, None
-    if args.redis:
+    if getattr(args, "redis", None):
         try:
             store, store_url = _redis_store(args.redis, settings)
         except ImportError as exc:
             sock.close()
             return _usage(
                 f"--redis needs the 'redis' package ({exc.name} is missing): "
-                "pip install 'modelstream[server]'"
+                "pip install 'modelstream[server]'",
+                command,
             )
         except (ModelstreamError, ValueError) as exc:
             sock.close()
-            return _usage(str(exc))
+            return _usage(str(exc), command)
     host, port = sock.getsockname()[:2]
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    _announce(settings, _url(host, port))
+    url = _url(host, port)
+    _announce(settings, url)
     if store_url is not None:
         print(f"modelstream serve: streams are kept in Redis at {store_url}", file=sys.stderr)
+    if ready is not None:
+        ready(url)
     config = uvicorn.Config(
         create_app(settings, store=store),
         log_level=args.log_level,
@@ -182,8 +199,8 @@ def _announce(settings: ServerSettings, url: str) -> None:
     sys.stderr.flush()
 
 
-def _usage(message: str) -> int:
-    print(f"modelstream serve: error: {message}", file=sys.stderr)
+def _usage(message: str, command: str = "serve") -> int:
+    print(f"modelstream {command}: error: {message}", file=sys.stderr)
     return EXIT_USAGE
 
 
