@@ -101,12 +101,13 @@ def serve() -> int:
     return 0
 
 
-class Upstream:
-    """The parent's handle on the child emulator: its URL, and queueing the next reply."""
+class ChildEmulator:
+    """A bench script's emulator child (`script flag`): it prints its URL, then answers each
+    line the parent writes with "queued" once the replies are queued."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: str, flag: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--serve"],
+            [sys.executable, os.path.abspath(script), flag],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -120,10 +121,10 @@ class Upstream:
             raise RuntimeError("the emulator process ended before answering")
         return line.strip()
 
-    def queue(self, protocol: str, fragments: int, chunk: int | None) -> None:
+    def _ask(self, line: str) -> None:
         stdin: IO[str] | None = self.process.stdin
         assert stdin is not None
-        stdin.write(f"{protocol} {fragments} {'frame' if chunk is None else chunk}\n")
+        stdin.write(line + "\n")
         stdin.flush()
         if self._read() != "queued":
             raise RuntimeError("the emulator did not queue the reply")
@@ -136,6 +137,16 @@ class Upstream:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+class Upstream(ChildEmulator):
+    """The parent's handle on this file's child emulator: its URL, and queueing the next reply."""
+
+    def __init__(self) -> None:
+        super().__init__(__file__, "--serve")
+
+    def queue(self, protocol: str, fragments: int, chunk: int | None) -> None:
+        self._ask(f"{protocol} {fragments} {'frame' if chunk is None else chunk}")
 
 
 # --- what a run must produce -----------------------------------------------------------------

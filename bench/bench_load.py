@@ -42,22 +42,18 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 
 import bench_client
 import synthetic
-from bench_client import MODELS, PROMPT
-from bench_relay import process_cpu
+from bench_client import PROMPT
+from bench_relay import SERVER_KEY, UPSTREAM_KEY, RelayServer
 from modelstream import SSEDecoder, StreamDecoder
 
 PROTOCOL = "openai-chat"
 SERVED_MODEL = "load"
-UPSTREAM_KEY = "bench-upstream-key-not-secret"
-SERVER_KEY = "bench-server-key-not-secret"
-UPSTREAM_KEY_ENV = "MODELSTREAM_BENCH_UPSTREAM_KEY"
-SERVER_KEY_ENV = "MODELSTREAM_BENCH_SERVER_KEY"
 # targets of issue 9: server CPU per relayed event, per store
 CPU_TARGET_US = {"memory": 50.0, "redis": 100.0}
 TTFE_TARGET_S = 0.050  # relay-added time to first event, p99, at 200 streams (memory)
@@ -86,38 +82,12 @@ def serve_upstream() -> int:
     return 0
 
 
-class Upstream:
+class Upstream(bench_client.ChildEmulator):
     def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--upstream"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.url = self._read()
-
-    def _read(self) -> str:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError("the emulator process ended before answering")
-        return line.strip()
+        super().__init__(__file__, "--upstream")
 
     def queue(self, count: int, events: int, pace_ms: float) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(f"{count} {events} {pace_ms}\n")
-        self.process.stdin.flush()
-        if self._read() != "queued":
-            raise RuntimeError("the emulator did not queue the replies")
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        self._ask(f"{count} {events} {pace_ms}")
 
 
 # --- a throwaway redis-server ----------------------------------------------------------------
@@ -155,88 +125,6 @@ class RedisServer:
         if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=10)
-
-
-# --- the server ------------------------------------------------------------------------------
-
-
-class Server:
-    """`python -m modelstream.server --config FILE --port 0 [--redis URL]` in a child process."""
-
-    def __init__(
-        self, upstream_url: str, folder: Path, streams: int, redis: str | None, traces: bool
-    ) -> None:
-        config = {
-            "models": [
-                {
-                    "server_model_id": SERVED_MODEL,
-                    "model": MODELS[PROTOCOL],
-                    "client_type": PROTOCOL,
-                    "base_url": upstream_url + bench_client.BASE_PATHS[PROTOCOL],
-                    "api_key": "$" + UPSTREAM_KEY_ENV,
-                    "max_attempts": 1,
-                }
-            ],
-            "keys": ["$" + SERVER_KEY_ENV],
-            "limits": {"max_concurrent_streams": max(streams, 1) + 16},
-            "retain_seconds": 2,  # nothing is resumed here: the store stays small
-            # a configured server records every turn (docs/traces.md): off unless --traces
-            "traces": str(folder / "traces.sqlite") if traces else False,
-        }
-        path = folder / "server.json"
-        path.write_text(json.dumps(config))
-        env = {**os.environ, UPSTREAM_KEY_ENV: UPSTREAM_KEY, SERVER_KEY_ENV: SERVER_KEY}
-        env.pop("MODELSTREAM_TRACES_OTEL", None)
-        command = [sys.executable, "-m", "modelstream.server", "--config", str(path)]
-        command += ["--port", "0", "--log-level", "warning"]
-        if redis is not None:
-            command += ["--redis", redis]
-        self.log: IO[bytes] = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (close())
-        self.process = subprocess.Popen(command, env=env, stdout=self.log, stderr=self.log)
-        self.url = self._wait_for_url()
-
-    def _wait_for_url(self, timeout: float = 30) -> str:
-        marker = "listening on "
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.output()
-            if marker in text:
-                url = text.split(marker, 1)[1].split()[0]
-                try:
-                    if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                        return url
-                except httpx.HTTPError:
-                    pass
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.05)
-        output = self.output()
-        self.close()
-        raise RuntimeError(f"the server did not start:\n{output}")
-
-    def output(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
-
-    def cpu(self) -> float:
-        return process_cpu(self.process.pid)
-
-    def rss(self) -> int:
-        """Resident bytes of the server process now."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-        return 0
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
 
 
 # --- the load client: a child process that runs N streams at once ---------------------------
@@ -437,9 +325,16 @@ def run_round(
 ) -> Round:
     result = Round(store, streams)
     redis = RedisServer(folder) if store == "redis" else None
-    server: Server | None = None
+    server: RelayServer | None = None
     try:
-        server = Server(upstream.url, folder, streams, redis.url if redis else None, args.traces)
+        server = RelayServer(
+            upstream.url,
+            folder,
+            args.traces,
+            served={PROTOCOL: SERVED_MODEL},
+            limits={"max_concurrent_streams": max(streams, 1) + 16},
+            redis=redis.url if redis else None,
+        )
         # warm up: one stream opens the upstream pool and imports what the first stream needs
         upstream.queue(1, args.events, 0)
         client.run(server.url + "/v1/stream", 1, relayed=True)

@@ -43,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -110,9 +110,19 @@ class RelayServer:
     """
 
     def __init__(
-        self, upstream_url: str, folder: Path, traces: bool, profile: Path | None = None
+        self,
+        upstream_url: str,
+        folder: Path,
+        traces: bool,
+        profile: Path | None = None,
+        *,
+        served: Mapping[str, str] = SERVED,
+        limits: Mapping[str, int] | None = None,
+        redis: str | None = None,
     ) -> None:
-        config = {
+        """`served` maps each protocol to the model id the server serves it as; `redis` is
+        the URL of the store to keep streams in (default: the server's memory)."""
+        config: dict[str, Any] = {
             "models": [
                 {
                     "server_model_id": server_id,
@@ -122,7 +132,7 @@ class RelayServer:
                     "api_key": "$" + UPSTREAM_KEY_ENV,
                     "max_attempts": 1,
                 }
-                for protocol, server_id in SERVED.items()
+                for protocol, server_id in served.items()
             ],
             "keys": ["$" + SERVER_KEY_ENV],
             # nothing is resumed here: finished streams go soon, so the store stays small
@@ -130,11 +140,15 @@ class RelayServer:
             # the server records every turn it serves (docs/traces.md): into a throwaway file
             "traces": str(folder / "traces.sqlite") if traces else False,
         }
+        if limits is not None:
+            config["limits"] = dict(limits)
         path = folder / "server.json"
         path.write_text(json.dumps(config))
         env = {**os.environ, UPSTREAM_KEY_ENV: UPSTREAM_KEY, SERVER_KEY_ENV: SERVER_KEY}
         env.pop("MODELSTREAM_TRACES_OTEL", None)
         serve = ["--config", str(path), "--port", "0", "--log-level", "warning"]
+        if redis is not None:
+            serve += ["--redis", redis]
         if profile is None:
             command = [sys.executable, "-m", "modelstream.server", *serve]
         else:
@@ -174,6 +188,13 @@ class RelayServer:
 
     def cpu(self) -> float:
         return process_cpu(self.pid)
+
+    def rss(self) -> int:
+        """Resident bytes of the server process now."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        return 0
 
     def start_profile(self) -> None:
         self.process.send_signal(signal.SIGUSR1)
