@@ -15,6 +15,8 @@ from .exit_status import EXIT_USAGE
 
 
 def add_command(subparsers: Any) -> argparse.ArgumentParser:
+    from ..server.command import add_listen_arguments  # the server only when this command runs
+
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "playground",
         help="serve a chat page for the models of a server config",
@@ -22,13 +24,7 @@ def add_command(subparsers: Any) -> argparse.ArgumentParser:
         "at /playground/ (docs/playground.md). The page needs one of the config's keys; a "
         "config without keys is refused unless --open is given. Ctrl-C stops it.",
     )
-    parser.add_argument(
-        "--config", required=True, metavar="FILE", help="the server config (.toml or .json)"
-    )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument(
-        "--port", type=int, default=8000, help="port to bind; 0 picks a free one (default 8000)"
-    )
+    add_listen_arguments(parser)
     parser.add_argument(
         "--open",
         action="store_true",

@@ -35,13 +35,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "with GET /v1/streams/{id}); see docs/server.md. Ctrl-C or SIGTERM stop it gracefully. "
         "Exit status: 0 after a graceful shutdown, 2 bad config or usage.",
     )
-    parser.add_argument(
-        "--config", required=True, metavar="FILE", help="the server config (.toml or .json)"
-    )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument(
-        "--port", type=int, default=8000, help="port to bind; 0 picks a free one (default 8000)"
-    )
+    add_listen_arguments(parser)
     parser.add_argument(
         "--redis",
         metavar="URL",
@@ -57,6 +51,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.set_defaults(run=run)
     return parser
+
+
+def add_listen_arguments(parser: argparse.ArgumentParser) -> None:
+    """What `serve` and `playground` both take: the config, and where to listen."""
+    parser.add_argument(
+        "--config", required=True, metavar="FILE", help="the server config (.toml or .json)"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port to bind; 0 picks a free one (default 8000)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,9 +28,6 @@ import orjson
 
 from ...error_bodies import provider_error
 from ...errors import (
-    AuthenticationError,
-    BadRequestError,
-    ContextWindowExceededError,
     CorruptedMessageError,
     EmptyResponseError,
     FrameTooLargeError,
@@ -38,15 +35,10 @@ from ...errors import (
     InvalidMessageError,
     MalformedFrameError,
     ModelstreamError,
-    NotFoundError,
-    OverloadedError,
-    PermissionDeniedError,
     PoolExhaustedError,
     ProviderConnectionError,
     ProviderError,
-    RateLimitError,
     SequenceGapError,
-    ServerError,
     StreamError,
     StreamProtocolError,
     StreamTimeoutError,
@@ -169,18 +161,15 @@ class ModelstreamDecoder:
 
 # --- errors ----------------------------------------------------------------------------------
 
+
+def _family(cls: type[ProviderError]) -> tuple[type[ProviderError], ...]:
+    """`cls` and every subclass errors.py defines, depth first."""
+    children = [child for child in cls.__subclasses__() if child.__module__ == cls.__module__]
+    return (cls, *(member for child in children for member in _family(child)))
+
+
 # A provider's error, under each name the cause gives it (`error_bodies.provider_error`).
-_PROVIDER_ERRORS: tuple[type[ProviderError], ...] = (
-    ProviderError,
-    AuthenticationError,
-    PermissionDeniedError,
-    NotFoundError,
-    BadRequestError,
-    ContextWindowExceededError,
-    RateLimitError,
-    ServerError,
-    OverloadedError,
-)
+_PROVIDER_ERRORS = _family(ProviderError)
 _PROVIDER_DEFAULTS: dict[str, Any] = {  # its fields(), each with its default
     "status": None,
     "error_type": None,
