@@ -41,8 +41,7 @@ _MODEL_FIELDS = {
     "provider", "protocols", "platforms", "bedrock_ids", "vertex_ids", "aliases",
     "context_window", "max_output", "input", "output", "thinks", "price",
 }  # fmt: skip
-_PRICE_FIELDS = {*_RATE_FIELDS, "currency", "as_of", "source", "checked_via", "long_prompt"}
-_PRICE_FIELDS |= {"peak"}
+_PRICE_FIELDS = {*_RATE_FIELDS, "currency", "as_of", "source", "checked_via", "long_prompt", "peak"}
 # a dated snapshot of a catalogue id: gpt-5-2025-08-07, claude-sonnet-4-5-20250929, ...@20250929
 _SNAPSHOT = re.compile(r"(?:-\d{4}-\d{2}-\d{2}|[-@]\d{8})(?:-v\d+(?::\d+)?)?$")
 # a Bedrock cross-region inference profile: us.anthropic..., global.anthropic..., us-gov....

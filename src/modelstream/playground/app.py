@@ -28,10 +28,11 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route, Router
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from ..catalogue import default_catalogue
 from ..catalogue.cost import cost_of_turn
+from ..pages import ASSET_TYPES, page_assets, with_page_headers
 from ..server import wire
 from ..server.auth import BearerKeys
 from ..server.config import ServerSettings
@@ -41,31 +42,20 @@ from ..server.limits import read_body
 COOKIE = "modelstream_playground_key"
 MAX_SMALL_BODY = 64 * 1024  # the sign-in form holds one key; a cost request, one usage
 
-_STATIC = {
-    "index.html": "text/html; charset=utf-8",
-    "app.js": "text/javascript; charset=utf-8",
-    "style.css": "text/css; charset=utf-8",
-}
-SECURITY_HEADERS = [
-    (
-        b"content-security-policy",
-        b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        b"img-src 'self' data: blob:; media-src data: blob:; base-uri 'none'; "
-        b"form-action 'self'; frame-ancestors 'none'",
-    ),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
-    (b"cache-control", b"no-store"),
-]
+# nothing from elsewhere; images and audio the page makes itself (data:, blob:)
+CONTENT_SECURITY_POLICY = (
+    b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    b"img-src 'self' data: blob:; media-src data: blob:; base-uri 'none'; "
+    b"form-action 'self'; frame-ancestors 'none'"
+)
 
 
 def create_playground(settings: ServerSettings) -> ASGIApp:
     """The playground's routes, to mount at `/playground` in the server's app (it reads the
     server's `StreamRelay` from `app.state.relay` to stop a stream)."""
     keys = BearerKeys(settings.keys)
-    folder = files(__package__) / "static"
-    static = {name: folder.joinpath(name).read_bytes() for name in _STATIC}
-    sign_in = folder.joinpath("login.html").read_bytes()
+    static = page_assets(__package__)
+    sign_in = (files(__package__) / "static" / "login.html").read_bytes()
     wrong_key = sign_in.replace(
         b"<!-- wrong key -->", b"<p><strong>That is not one of this server's keys.</strong></p>"
     )
@@ -85,8 +75,8 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
         if not keys.allows(authorization(request)):
             if name != "index.html":
                 return _error(401, "AuthenticationError", "sign in at /playground/ first")
-            return Response(sign_in, 401, media_type=_STATIC["index.html"])
-        return Response(static[name], media_type=_STATIC[name])
+            return Response(sign_in, 401, media_type=ASSET_TYPES["index.html"])
+        return Response(static[name], media_type=ASSET_TYPES[name])
 
     async def login(request: Request) -> Response:
         try:
@@ -95,7 +85,7 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
             return _refused(refusal)
         key = (parse_qs(body.decode("utf-8", "replace")).get("key") or [""])[0].strip()
         if not key or not keys.allows(f"Bearer {key}"):
-            return Response(wrong_key, 401, media_type=_STATIC["index.html"])
+            return Response(wrong_key, 401, media_type=ASSET_TYPES["index.html"])
         response = RedirectResponse("./", status_code=303)
         if not keys.open:
             # a session cookie (gone when the browser closes), sent to the playground's paths
@@ -160,7 +150,7 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
             Route("/api/stop/{response_id}", stop, methods=["POST"]),
         ]
     )
-    return with_security_headers(router)
+    return with_page_headers(router, CONTENT_SECURITY_POLICY)
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -193,20 +183,6 @@ def _json_object(body: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise invalid_request("the request body must be a JSON object")
     return value
-
-
-def with_security_headers(app: ASGIApp) -> ASGIApp:
-    """Every response: nothing from elsewhere, no framing, no sniffing, no caching."""
-
-    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message["headers"], *SECURITY_HEADERS]}
-            await send(message)
-
-        await app(scope, receive, send_with_headers)
-
-    return wrapped
 
 
 __all__ = ["COOKIE", "create_playground"]

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from importlib.resources import files
 from typing import Any
 
 import orjson
@@ -35,8 +34,9 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
+from ...pages import ASSET_TYPES, page_assets, with_page_headers
 from ..store import TraceStore
 
 MAX_QUERY = 200  # characters of a search
@@ -47,22 +47,12 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 POLL_INTERVAL_S = 1.0  # how often a live page's connection checks the file for new turns
 KEEPALIVE_S = 15.0  # an SSE comment this often, so proxies and browsers keep the stream open
 
-_STATIC = {
-    "index.html": "text/html; charset=utf-8",
-    "app.js": "text/javascript; charset=utf-8",
-    "style.css": "text/css; charset=utf-8",
-}
-_SECURITY_HEADERS = [
-    (
-        b"content-security-policy",
-        b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        b"img-src 'self' data: http: https:; media-src data:; base-uri 'none'; "
-        b"form-action 'none'; frame-ancestors 'none'",
-    ),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
-    (b"cache-control", b"no-store"),
-]
+# scripts and styles from here only; images also from data: and (on a click) the web
+_CONTENT_SECURITY_POLICY = (
+    b"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    b"img-src 'self' data: http: https:; media-src data:; base-uri 'none'; "
+    b"form-action 'none'; frame-ancestors 'none'"
+)
 
 
 def create_app(
@@ -72,14 +62,13 @@ def create_app(
     poll_interval: float = POLL_INTERVAL_S,
 ) -> ASGIApp:
     """The viewer over `store`; requests for any host but `allowed_hosts` get a 400."""
-    folder = files(__package__) / "static"
-    static = {name: folder.joinpath(name).read_bytes() for name in _STATIC}
+    static = page_assets(__package__)
 
     def page(request: Request) -> Response:
         name = request.path_params.get("name", "index.html")
         if name not in static:
             return _json({"error": {"type": "not_found", "message": "no such file"}}, 404)
-        return Response(static[name], media_type=_STATIC[name])
+        return Response(static[name], media_type=ASSET_TYPES[name])
 
     def traces(request: Request) -> Response:
         try:
@@ -134,7 +123,7 @@ def create_app(
         routes=routes,
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
     )
-    return _with_security_headers(app)
+    return with_page_headers(app, _CONTENT_SECURITY_POLICY)
 
 
 async def _update_events(
@@ -211,20 +200,6 @@ def _count(params: dict[str, str], name: str, default: int, *, minimum: int, max
             f"{name} must be a whole number from {minimum} to {maximum}, got {value[:40]!r}"
         )
     return int(value)
-
-
-def _with_security_headers(app: ASGIApp) -> ASGIApp:
-    """Every response says: scripts and styles from here only, no framing, no sniffing."""
-
-    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message["headers"], *_SECURITY_HEADERS]}
-            await send(message)
-
-        await app(scope, receive, send_with_headers)
-
-    return wrapped
 
 
 __all__ = ["create_app"]
