@@ -1,7 +1,7 @@
 """Load: N concurrent streams through `modelstream serve`, per store (memory, Redis).
 
-Separate processes, so no two parties share a GIL: the emulator (the upstream,
-`modelstream.testing.Emulator`, this file's `--upstream` child), the server (`python -m
+Separate processes, so no two parties share a GIL: the upstream (this file's `--upstream` child:
+paced replies from one uvicorn event loop), the server (`python -m
 modelstream.server --config FILE`, what `modelstream serve` runs, with `--redis URL` for the
 Redis store; a throwaway `redis-server` on a free port in a temp folder), and the load client
 (this file's `--load` child: N concurrent `POST /v1/stream` over httpx, each SSE frame checked).
@@ -15,7 +15,7 @@ time to first event p50/p99 (request sent to first `id:` frame), errors (a refus
 a stream that ended with an error line or without `[DONE]`, a wrong id sequence), server RSS
 before and after. The baselines, measured in the same run: the in-process decode µs/event
 (`StreamDecoder` over the same body, CPU) and, unless `--no-direct`, the same N streams read
-straight from the emulator (its TTFE is what the upstream adds; the relay adds the rest).
+straight from the upstream (its TTFE is what the upstream adds; the relay adds the rest).
 
     .venv/bin/python bench/bench_load.py                       # 50, 200, 1000 streams, memory
     .venv/bin/python bench/bench_load.py --streams 200,1000 --store memory,redis
@@ -49,8 +49,10 @@ import httpx
 import bench_client
 import synthetic
 from bench_client import PROMPT
-from bench_relay import SERVER_KEY, UPSTREAM_KEY, RelayServer
+from bench_relay import SERVER_KEY, UPSTREAM_KEY, RelayServer, process_cpu
 from modelstream import SSEDecoder, StreamDecoder
+from modelstream.client.network import async_transport
+from modelstream.client.tls import ssl_context_for
 
 PROTOCOL = "openai-chat"
 SERVED_MODEL = "load"
@@ -63,22 +65,54 @@ def body_of(events: int) -> bytes:
     return synthetic.build(PROTOCOL, "text", events).data
 
 
-# --- the upstream: an emulator child that queues N paced replies per command line ----------
+# --- the upstream: a child that streams N paced replies per command line --------------------
 
 
 def serve_upstream() -> int:
-    """The `--upstream` child. Prints its URL; then each line `COUNT EVENTS PACE_MS` queues
-    COUNT replies of the body, one HTTP chunk per frame, PACE_MS apart, and prints `queued`."""
-    from modelstream.testing import Emulator, Reply
+    """The `--upstream` child. Prints its URL; then each line `COUNT EVENTS PACE_MS` sets the
+    reply of the next requests (the body, one HTTP chunk per SSE frame, PACE_MS apart) and
+    prints `queued`.
 
-    path = bench_client.request_path(PROTOCOL).split("?")[0]
-    with Emulator() as emu:
-        print(emu.url, flush=True)
+    Not `modelstream.testing.Emulator`: its thread per connection (right for tests) costs this
+    machine's second core at a few hundred paced streams, and its accept loop then waits for the
+    GIL, which showed as seconds of time to first event in a few streams of each round. This
+    is a plain ASGI app on uvicorn: one event loop, a sleep per frame."""
+    import threading
+
+    import uvicorn
+
+    reply: dict[str, Any] = {"frames": [], "pace": 0.0}
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):  # the request body, unread
+            pass
+        frames, pace = reply["frames"], reply["pace"]
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for frame in frames:
+            if pace:
+                await asyncio.sleep(pace)
+            await send({"type": "http.response.body", "body": frame, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    def read_commands() -> None:
         for line in sys.stdin:
-            count, events, pace_ms = line.split()
-            reply = Reply.body(body_of(int(events)), delay=float(pace_ms) / 1000)
-            emu.queue(*([reply] * int(count)), path=path)
+            _count, events, pace_ms = line.split()
+            body = body_of(int(events))
+            reply["frames"] = [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
+            reply["pace"] = float(pace_ms) / 1000
             print("queued", flush=True)
+        server.should_exit = True
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4096)  # listening before the URL is printed: no request finds it closed
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    threading.Thread(target=read_commands, daemon=True).start()
+    print(f"http://127.0.0.1:{listener.getsockname()[1]}", flush=True)
+    server.run(sockets=[listener])
     return 0
 
 
@@ -190,7 +224,9 @@ async def load(url: str, count: int, relayed: bool, ramp: float) -> dict[str, An
         headers = {"authorization": f"Bearer {UPSTREAM_KEY}", "content-type": "application/json"}
     limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
     timeout = httpx.Timeout(120, pool=120)
-    async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
+    # the client's lean sockets (client/network.py), for the same reason as uvloop above
+    transport = async_transport(ssl_context_for(url), limits)
+    async with httpx.AsyncClient(transport=transport, timeout=timeout) as http:
         start = time.perf_counter()
         runs = await asyncio.gather(
             *(one_stream(http, url, body, headers, relayed, ramp * i / count) for i in range(count))
@@ -209,9 +245,22 @@ def serve_load() -> int:
     started evenly over RAMP seconds, and prints one JSON line of results."""
     for line in sys.stdin:
         url, count, kind, ramp = line.split()
-        result = asyncio.run(load(url, int(count), kind == "relay", float(ramp)))
+        cpu = time.process_time()
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            result = runner.run(load(url, int(count), kind == "relay", float(ramp)))
+        result["cpu"] = time.process_time() - cpu
         print(json.dumps(result), flush=True)
     return 0
+
+
+def _loop_factory() -> Any:
+    """uvloop when it is installed, as the server gets it from uvicorn: the load client shares
+    the machine's cores with the server, and the less it takes the less it disturbs them."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 class LoadClient:
@@ -276,10 +325,16 @@ class Round:
     errors: list[str] = field(default_factory=list)
     rss_before: int = 0
     rss_after: int = 0
+    others_cpu: float = 0.0  # the upstream's and the load client's CPU in the round
 
     @property
     def cpu_us(self) -> float:
         return self.cpu / self.events * 1e6 if self.events else float("nan")
+
+    @property
+    def capacity(self) -> float:
+        """Events/s one server process relays with a core of its own (1 / CPU per event)."""
+        return 1e6 / self.cpu_us if self.events else float("nan")
 
     def met(self) -> bool:
         """No error; and from 200 streams on (where the targets are set), the CPU target."""
@@ -346,9 +401,10 @@ def run_round(
         upstream.queue(streams, args.events, args.pace_ms)
         result.rss_before = server.rss()
         spy = start_py_spy(args.py_spy, server.process.pid, store, streams)
-        cpu = server.cpu()
+        cpu, upstream_cpu = server.cpu(), process_cpu(upstream.process.pid)
         relayed = client.run(server.url + "/v1/stream", streams, True, args.ramp)
         result.cpu = server.cpu() - cpu
+        result.others_cpu = process_cpu(upstream.process.pid) - upstream_cpu + relayed["cpu"]
         if spy is not None:
             spy.send_signal(signal.SIGINT)  # py-spy writes its profile on SIGINT
             spy.wait(timeout=60)
@@ -370,7 +426,8 @@ def run_round(
 def report(rounds: list[Round], decode_us: float, args: argparse.Namespace) -> int:
     print(
         f"\n{'store':7} {'streams':>7} {'events':>8} {'events/s':>9} {'cpu µs/ev':>9} "
-        f"{'ttfe p50':>8} {'p99':>7} {'direct p99':>10} {'errors':>6} {'rss MB':>13}  target"
+        f"{'capacity':>9} {'ttfe p50':>8} {'p99':>7} {'direct p99':>10} {'errors':>6} "
+        f"{'rss MB':>13} {'others':>6}  target"
     )
     status = 0
     for r in rounds:
@@ -381,12 +438,18 @@ def report(rounds: list[Round], decode_us: float, args: argparse.Namespace) -> i
         target += "0 errors"
         print(
             f"{r.store:7} {r.streams:7d} {r.events:8,d} {r.events / r.wall:9,.0f} "
-            f"{r.cpu_us:9.1f} {percentile(r.ttfe, 50) * 1e3:6.0f}ms "
+            f"{r.cpu_us:9.1f} {r.capacity:9,.0f} {percentile(r.ttfe, 50) * 1e3:6.0f}ms "
             f"{percentile(r.ttfe, 99) * 1e3:5.0f}ms {direct:8.0f}ms {len(r.errors):6d} "
-            f"{r.rss_before / 2**20:5.0f} → {r.rss_after / 2**20:4.0f}  "
+            f"{r.rss_before / 2**20:5.0f} → {r.rss_after / 2**20:4.0f} "
+            f"{r.others_cpu / r.wall:6.2f}  "
             f"{target} {'PASS' if ok else 'FAIL'}"
         )
     print(f"\nbaseline: in-process decode {decode_us:.1f} µs/event (same body, same run)")
+    print(
+        "capacity: 1e6 / cpu µs per event, the events/s of one server process on a core of its"
+        f" own; others: the upstream's and the load client's CPU (cores) beside the server, of"
+        f" {os.cpu_count()} on this machine"
+    )
     for r in rounds:
         if r.errors:
             kinds: dict[str, int] = {}

@@ -258,11 +258,23 @@ def test_metrics_count_every_event_of_every_batch(serve: Serve, emu: Emulator) -
     assert f'modelstream_server_events_total{{model="chat"}} {sum(counts)}\n' in text
 
 
-def test_concurrent_streams_past_one_pool_get_a_second_pool(serve: Serve, emu: Emulator) -> None:
+class SlowCreateStore(MemoryStore):
+    """The memory store, each new stream registered after a wait (a store across a network,
+    like Redis): the streams that start meanwhile run their own starts."""
+
+    async def create(self, response_id: str, owner: str = "") -> None:
+        await asyncio.sleep(0.05)
+        await super().create(response_id, owner)
+
+
+@pytest.mark.parametrize("store", [MemoryStore, SlowCreateStore])
+def test_concurrent_streams_past_one_pool_get_a_second_pool(
+    serve: Serve, emu: Emulator, store: type[MemoryStore]
+) -> None:
     count = streams.POOL_SIZE + 8
     emu.queue(*[Reply.turn(Turn.text("a few words " * 10), fragment_size=4, delay=0.01)] * count)
     serve()  # only for the keys in the environment: this test keeps a handle on its app
-    app = create_app(settings_from_mapping(config_for(emu), os.environ))
+    app = create_app(settings_from_mapping(config_for(emu), os.environ), store=store())
 
     async def one(http: httpx.AsyncClient) -> list[str]:
         async with http.stream("POST", "/v1/stream", json=stream_body("chat"), headers=AUTH) as r:

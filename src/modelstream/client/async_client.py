@@ -31,6 +31,7 @@ from ..traces.sinks import TracesOption
 from ..types import Config, Event
 from .http_errors import MAX_ERROR_BODY
 from .model_list import ListedModel
+from .network import async_transport
 from .platforms import PlatformOption
 from .prepare import CallPlan
 from .retry import RetryOption
@@ -93,7 +94,8 @@ class AsyncClient(ClientSettings):
         # one TLS context per process (client/tls.py): building one costs ~15 ms of CPU
         self._http = http_client or httpx.AsyncClient(
             timeout=self.timeouts.httpx_timeout(),
-            verify=ssl_context_for(self.base_url, ssl_context),
+            # the async one reads its sockets without anyio (client/network.py)
+            transport=async_transport(ssl_context_for(self.base_url, ssl_context)),
         )
 
     def stream(

@@ -24,6 +24,7 @@ from ..traces.sinks import TracesOption
 from ..types import Config, Event
 from .http_errors import MAX_ERROR_BODY
 from .model_list import ListedModel
+from .network import sync_transport
 from .platforms import PlatformOption
 from .prepare import CallPlan
 from .retry import RetryOption
@@ -86,7 +87,8 @@ class Client(ClientSettings):
         # one TLS context per process (client/tls.py): building one costs ~15 ms of CPU
         self._http = http_client or httpx.Client(
             timeout=self.timeouts.httpx_timeout(),
-            verify=ssl_context_for(self.base_url, ssl_context),
+            # the async one reads its sockets without anyio (client/network.py)
+            transport=sync_transport(ssl_context_for(self.base_url, ssl_context)),
         )
 
     def stream(

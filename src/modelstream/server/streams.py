@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import httpx
 
 from ..client import AsyncClient, AsyncEventStream, RetryPolicy, Timeouts
+from ..client.network import async_transport
 from ..client.routing import resolve_route
 from ..client.tls import ssl_context_for
 from ..errors import StreamError
@@ -148,8 +149,10 @@ class StreamRelay:
         timeouts = Timeouts(idle=entry.idle_timeout_seconds)
         pool = httpx.AsyncClient(
             timeout=timeouts.httpx_timeout(),
-            limits=httpx.Limits(max_connections=POOL_SIZE),
-            verify=ssl_context_for(entry.base_url),  # the process's one context (client/tls.py)
+            # the process's one TLS context (client/tls.py); lean sockets (client/network.py)
+            transport=async_transport(
+                ssl_context_for(entry.base_url), httpx.Limits(max_connections=POOL_SIZE)
+            ),
         )
         self._pools.append(pool)
         client = AsyncClient(
@@ -195,26 +198,32 @@ class StreamRelay:
         shard = self._shard(entry)
         stream = shard.client.stream(request.messages, request.config)
         self.slots.acquire()
+        # counted before the store's await: the starts that run meanwhile see this pool's
+        # stream, so none is handed a pool with no free connection (it would wait in httpcore
+        # for another stream to end)
+        shard.streams += 1
         response_id = wire.new_response_id()
         try:
             await self.store.create(response_id, request.caller or "")
-        except StoreFullError as exc:
+        except BaseException as exc:
             self.slots.release()
-            raise Refusal(
-                503, "StoreFullError", str(exc), outcome="store_full", headers={"retry-after": "1"}
-            ) from None
-        except StoreError:
-            self.slots.release()
-            raise _store_unavailable() from None
-        except BaseException:
-            self.slots.release()
+            shard.release()
+            if isinstance(exc, StoreFullError):
+                raise Refusal(
+                    503,
+                    "StoreFullError",
+                    str(exc),
+                    outcome="store_full",
+                    headers={"retry-after": "1"},
+                ) from None
+            if isinstance(exc, StoreError):
+                raise _store_unavailable() from None
             raise
         self.metrics.in_flight.inc()
         recorder = self._recorder(entry, request, response_id)
         task = asyncio.create_task(
             self._produce(response_id, entry, stream, time.monotonic(), recorder)
         )
-        shard.streams += 1
         task.add_done_callback(shard.release)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

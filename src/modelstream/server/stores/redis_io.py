@@ -33,11 +33,16 @@ RawEntry = tuple[bytes, dict[bytes, bytes]]
 
 MAX_OPS_PER_SCRIPT = 512  # ops per script call: one call holds Redis for at most a few ms
 MAX_ARG_BYTES_PER_SCRIPT = 1 << 20
+# The shortest time between the starts of two script calls: a call made as soon as the last one
+# returned carries the few ops one round trip gathered, and each call costs as much again to
+# pack and parse; under load a batch gathers this long (the delay an op may see), while an op
+# of an idle store is sent at once.
+MIN_CALL_INTERVAL = 0.002
 # The shortest time between two XREADs, per stream they wait on: an XREAD over N keys costs
 # O(N) to send and to block on, so under load each one gathers more entries instead of being
 # sent again at once; at most MAX_PACING seconds (the delay a new entry may see).
-PACING_PER_KEY = 5e-6
-MAX_PACING = 0.005
+PACING_PER_KEY = 25e-6
+MAX_PACING = 0.01
 MAX_BATCH_BUFFER = 1024  # entries a subscription holds before it is not read for
 
 
@@ -87,10 +92,15 @@ class OpBatcher:
             await asyncio.shield(self._sender)
 
     async def _send_all(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
             while self._queue:
                 ops, self._queue = self._queue, []
+                started = loop.time()
                 await self._send(ops)
+                pause = MIN_CALL_INTERVAL - (loop.time() - started)
+                if self._queue and pause > 0:
+                    await asyncio.sleep(pause)
         except BaseException:  # cancelled (the loop is closing): none of the callers may hang
             queued, self._queue = self._queue, []
             _fail([future for *_, future in queued], asyncio.CancelledError())

@@ -1,0 +1,344 @@
+"""The async clients' sockets: an httpcore network backend over asyncio protocols.
+
+httpx reaches the network through httpcore, and httpcore's default async backend goes through
+anyio: every read enters a cancel scope for its timeout and resumes and pauses the transport, about
+40% of a relaying server's CPU when each event is its own read (py-spy over `bench/bench_load.py`).
+No published backend does this leaner, so this one is written here, on the public interface
+httpcore defines for it (`httpcore.AsyncNetworkBackend`): a protocol that buffers what arrives
+and a timer per wait, not per read. Everything above it (HTTP/1.1 with h11, the pool, httpx's
+errors) is httpx's and httpcore's as before, and the errors raised here are the httpcore ones the
+anyio backend raises, chained to the OS error in the same way.
+
+It serves asyncio only: under another event loop (trio through anyio) the client falls back to
+httpcore's own backend, connection by connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import socket
+import ssl
+import typing
+
+import httpcore
+import httpx
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Iterable
+
+SocketOption = (
+    tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
+)
+
+# what httpx.AsyncClient() and httpx.Client() pool by default
+_DEFAULT_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+
+# stop reading the socket while this much is buffered and unread (the kernel buffers the rest)
+_HIGH_WATER = 256 * 1024
+
+
+class _Connection(asyncio.Protocol):
+    """What arrives on one socket, until a reader takes it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.transport: asyncio.Transport | None = None
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.buffered = 0
+        self.eof = False
+        self.lost: BaseException | None = None
+        self.reading_paused = False
+        self.waiter: asyncio.Future[None] | None = None
+        self.drain: asyncio.Future[None] | None = None
+        self.writing_paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = typing.cast("asyncio.Transport", transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.buffered += len(data)
+        if self.buffered > _HIGH_WATER and not self.reading_paused and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self._wake()
+        return False  # close the transport: HTTP/1.1 never writes after the peer's EOF
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self.lost = exc
+        self._wake()
+        drain, self.drain = self.drain, None
+        if drain is not None and not drain.done():
+            drain.set_result(None)
+
+    def pause_writing(self) -> None:
+        self.writing_paused = True
+
+    def resume_writing(self) -> None:
+        self.writing_paused = False
+        drain, self.drain = self.drain, None
+        if drain is not None and not drain.done():
+            drain.set_result(None)
+
+    def _wake(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def take(self, max_bytes: int) -> bytes:
+        data = self.chunks.popleft()
+        if len(data) > max_bytes:
+            self.chunks.appendleft(data[max_bytes:])
+            data = data[:max_bytes]
+        self.buffered -= len(data)
+        if self.reading_paused and self.buffered <= _HIGH_WATER // 4 and self.transport is not None:
+            self.reading_paused = False
+            self.transport.resume_reading()
+        return data
+
+
+def _expire(future: asyncio.Future[None], error: Exception) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
+class AsyncioStream(httpcore.AsyncNetworkStream):
+    """One connection, as httpcore reads and writes it."""
+
+    def __init__(self, transport: asyncio.Transport, connection: _Connection) -> None:
+        self._transport = transport
+        self._connection = connection
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        connection = self._connection
+        if not connection.chunks and not connection.eof:
+            waiter = connection.loop.create_future()
+            connection.waiter = waiter
+            timer = (
+                None
+                if timeout is None
+                else connection.loop.call_later(
+                    timeout, _expire, waiter, httpcore.ReadTimeout("timed out reading")
+                )
+            )
+            try:
+                await waiter
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                connection.waiter = None
+        if connection.chunks:
+            return connection.take(max_bytes)
+        if connection.lost is not None:
+            raise httpcore.ReadError(str(connection.lost)) from connection.lost
+        return b""
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        connection = self._connection
+        if connection.lost is not None or self._transport.is_closing():
+            error = httpcore.WriteError(str(connection.lost or "the connection is closed"))
+            raise error from connection.lost
+        self._transport.write(buffer)
+        if connection.writing_paused:
+            drain = connection.loop.create_future()
+            connection.drain = drain
+            timer = (
+                None
+                if timeout is None
+                else connection.loop.call_later(
+                    timeout, _expire, drain, httpcore.WriteTimeout("timed out writing")
+                )
+            )
+            try:
+                await drain
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            if connection.lost is not None:
+                raise httpcore.WriteError(str(connection.lost)) from connection.lost
+
+    async def aclose(self) -> None:
+        # close() lets the socket go on the loop's next turn (after what is still to be written);
+        # one turn later anything left is dropped: a closed stream holds no socket
+        if not self._transport.is_closing():
+            self._transport.close()
+            await asyncio.sleep(0)
+        self._transport.abort()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = self._connection.loop
+        try:
+            transport = await asyncio.wait_for(
+                loop.start_tls(
+                    self._transport,
+                    self._connection,
+                    ssl_context,
+                    server_hostname=server_hostname,
+                    ssl_handshake_timeout=timeout,
+                ),
+                timeout,
+            )
+        except TimeoutError as exc:
+            self._transport.close()
+            raise httpcore.ConnectTimeout("timed out in the TLS handshake") from exc
+        except (OSError, ssl.SSLError, ConnectionError) as exc:
+            self._transport.close()
+            raise httpcore.ConnectError(str(exc)) from exc
+        if transport is None:  # the peer closed during the handshake
+            self._transport.close()
+            raise httpcore.ConnectError("the connection closed during the TLS handshake")
+        self._connection.transport = transport
+        return AsyncioStream(transport, self._connection)
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        if info == "is_readable":
+            # httpcore asks of an idle pooled connection: anything or EOF there means the server
+            # closed it (or broke the protocol), so it is not reused
+            return bool(self._connection.chunks) or self._connection.eof
+        if info == "ssl_object":
+            return self._transport.get_extra_info("ssl_object")
+        if info == "client_addr":
+            return self._transport.get_extra_info("sockname")
+        if info == "server_addr":
+            return self._transport.get_extra_info("peername")
+        if info == "socket":
+            return self._transport.get_extra_info("socket")
+        return None
+
+
+class AsyncioBackend(httpcore.AsyncNetworkBackend):
+    """Connects with the running asyncio loop; under any other, with httpcore's own backend."""
+
+    def __init__(self) -> None:
+        self._fallback: httpcore.AsyncNetworkBackend | None = None
+
+    def _other_loop(self) -> httpcore.AsyncNetworkBackend | None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if self._fallback is None:
+                self._fallback = httpcore.AnyIOBackend()
+            return self._fallback
+        return None
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        other = self._other_loop()
+        if other is not None:
+            return await other.connect_tcp(host, port, timeout, local_address, socket_options)
+        loop = asyncio.get_running_loop()
+        try:
+            transport, connection = await asyncio.wait_for(
+                _connect(loop, host, port, local_address), timeout
+            )
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(f"timed out connecting to {host}:{port}") from exc
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc)) from exc
+        sock = transport.get_extra_info("socket")
+        for option in socket_options or ():
+            sock.setsockopt(*option)
+        return AsyncioStream(transport, connection)
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        other = self._other_loop()
+        if other is not None:
+            return await other.connect_unix_socket(path, timeout, socket_options)
+        loop = asyncio.get_running_loop()
+        try:
+            transport, connection = await asyncio.wait_for(
+                loop.create_unix_connection(lambda: _Connection(loop), path), timeout
+            )
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(f"timed out connecting to {path}") from exc
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc)) from exc
+        return AsyncioStream(transport, connection)
+
+    async def sleep(self, seconds: float) -> None:
+        other = self._other_loop()
+        if other is not None:
+            await other.sleep(seconds)
+        else:
+            await asyncio.sleep(seconds)
+
+
+async def _connect(
+    loop: asyncio.AbstractEventLoop, host: str, port: int, local_address: str | None
+) -> tuple[asyncio.Transport, _Connection]:
+    """Each address of `host` in turn. asyncio's own loop over them folds several failures into
+    one bare OSError; here the first failure is kept as the cause, so a refused connection reads
+    as ConnectionRefusedError and a bad name as socket.gaierror (client/streams.py tells them
+    apart for ProviderConnectionError)."""
+    addresses = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    first: OSError | None = None
+    for family, _kind, proto, _name, address in addresses:
+        try:
+            transport, connection = await loop.create_connection(
+                lambda: _Connection(loop),
+                host=str(address[0]),
+                port=int(address[1]),
+                family=family,
+                proto=proto,
+                local_addr=(local_address, 0) if local_address else None,
+            )
+        except OSError as exc:
+            first = first or exc
+            continue
+        return transport, connection
+    raise first or OSError(f"no address found for {host}")
+
+
+def async_transport(
+    ssl_context: ssl.SSLContext, limits: httpx.Limits | None = None
+) -> httpx.AsyncHTTPTransport:
+    """httpx's transport, its pool connecting through `AsyncioBackend`.
+
+    httpx builds its pool without a way to pass a backend, so the pool is built again here with
+    the same settings (`AsyncHTTPTransport` keeps it as `_pool`); if a later httpx keeps it
+    elsewhere, its own transport is returned unchanged."""
+    limits = limits or _DEFAULT_LIMITS
+    transport = httpx.AsyncHTTPTransport(verify=ssl_context, limits=limits)
+    if isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
+        transport._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=AsyncioBackend(),
+        )
+    return transport
+
+
+def sync_transport(
+    ssl_context: ssl.SSLContext, limits: httpx.Limits | None = None
+) -> httpx.HTTPTransport:
+    """The blocking client's: httpx's own (its sockets are plain blocking sockets already)."""
+    return httpx.HTTPTransport(verify=ssl_context, limits=limits or _DEFAULT_LIMITS)
+
+
+__all__ = ["AsyncioBackend", "AsyncioStream", "async_transport", "sync_transport"]
