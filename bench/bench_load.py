@@ -51,8 +51,8 @@ import synthetic
 from bench_client import PROMPT
 from bench_relay import SERVER_KEY, UPSTREAM_KEY, RelayServer, process_cpu
 from modelstream import SSEDecoder, StreamDecoder
-from modelstream.client.network import async_transport
 from modelstream.client.tls import ssl_context_for
+from modelstream.client.transports import async_transport
 
 PROTOCOL = "openai-chat"
 SERVED_MODEL = "load"

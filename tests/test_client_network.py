@@ -1,7 +1,8 @@
-"""The async clients' sockets (client/network.py), through httpx over real loopback sockets:
-TLS, keep-alive, flow control both ways, timeouts, and the OS errors a connection error keeps.
-Each server here is a plain thread on a listening socket, so what the client sees is exactly
-what a peer did: a slow reader, a stall, a close."""
+"""The async clients' transports, through httpx over real loopback sockets: HTTP/1.1 on httptools
+(client/http1.py) and httpx's own over the asyncio backend (client/network.py), each through
+the same cases: TLS, keep-alive, flow control both ways, timeouts, the OS errors a connection
+error keeps, and a peer that breaks HTTP. Each server here is a plain thread on a listening
+socket, so what the client sees is exactly what a peer did: a slow reader, a stall, a close."""
 
 from __future__ import annotations
 
@@ -22,10 +23,19 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from modelstream.client.network import AsyncioStream, async_transport
+from modelstream.client.http1 import Http1Transport
+from modelstream.client.network import AsyncioStream, httpcore_transport
 from modelstream.client.tls import shared_ssl_context
 
 Handler = Callable[[socket.socket], None]
+Transport = Callable[..., httpx.AsyncBaseTransport]
+TRANSPORTS = {"http1": Http1Transport, "httpcore": httpcore_transport}
+
+
+@pytest.fixture(params=list(TRANSPORTS))
+def async_transport(request: pytest.FixtureRequest) -> Transport:
+    """Each test runs with both transports."""
+    return TRANSPORTS[request.param]
 
 
 class Peer:
@@ -164,7 +174,7 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContex
 
 
 def test_tls_requests_share_one_verified_connection(
-    peer: Callable[..., Peer], certificate: tuple[ssl.SSLContext, Path]
+    peer: Callable[..., Peer], certificate: tuple[ssl.SSLContext, Path], async_transport: Transport
 ) -> None:
     server_context, ca_file = certificate
     p = peer(keep_alive_echo, tls=server_context)
@@ -182,13 +192,14 @@ def test_tls_requests_share_one_verified_connection(
     bodies, streams = run(go)  # type: ignore[misc]
     assert bodies == [b"1:x", b"2:xx", b"3:xxx"]
     assert p.connections == 1  # kept alive and reused
-    assert all(isinstance(s, AsyncioStream) for s in streams)
+    if async_transport is httpcore_transport:
+        assert all(isinstance(s, AsyncioStream) for s in streams)
     ssl_object = streams[0].get_extra_info("ssl_object")
     assert ssl_object is not None and ssl_object.version() in ("TLSv1.2", "TLSv1.3")
 
 
 def test_an_untrusted_certificate_is_a_connect_error_from_the_ssl_error(
-    peer: Callable[..., Peer], certificate: tuple[ssl.SSLContext, Path]
+    peer: Callable[..., Peer], certificate: tuple[ssl.SSLContext, Path], async_transport: Transport
 ) -> None:
     p = peer(keep_alive_echo, tls=certificate[0])
 
@@ -201,7 +212,9 @@ def test_an_untrusted_certificate_is_a_connect_error_from_the_ssl_error(
     assert any(isinstance(c, ssl.SSLCertVerificationError) for c in causes(caught.value))
 
 
-def test_a_refused_connection_keeps_the_os_error(peer: Callable[..., Peer]) -> None:
+def test_a_refused_connection_keeps_the_os_error(
+    peer: Callable[..., Peer], async_transport: Transport
+) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed again: nothing listens there
@@ -215,7 +228,9 @@ def test_a_refused_connection_keeps_the_os_error(peer: Callable[..., Peer]) -> N
     assert any(isinstance(c, ConnectionRefusedError) for c in causes(caught.value))
 
 
-def test_a_large_body_read_slowly_arrives_whole(peer: Callable[..., Peer]) -> None:
+def test_a_large_body_read_slowly_arrives_whole(
+    peer: Callable[..., Peer], async_transport: Transport
+) -> None:
     body = bytes(range(256)) * (16 * 1024)  # 4 MiB: the client stops reading the socket
 
     def send_big(conn: socket.socket) -> None:
@@ -239,7 +254,9 @@ def test_a_large_body_read_slowly_arrives_whole(peer: Callable[..., Peer]) -> No
     assert run(go) == body
 
 
-def test_a_large_request_body_to_a_slow_reader_is_sent_whole(peer: Callable[..., Peer]) -> None:
+def test_a_large_request_body_to_a_slow_reader_is_sent_whole(
+    peer: Callable[..., Peer], async_transport: Transport
+) -> None:
     body = b"abcdefgh" * (1 << 20)  # 8 MiB: more than the socket buffers, so the write waits
 
     def slow_reader(conn: socket.socket) -> None:
@@ -255,7 +272,9 @@ def test_a_large_request_body_to_a_slow_reader_is_sent_whole(peer: Callable[...,
     assert run(go) == b"%d:abcdefghabcdefgh" % len(body)
 
 
-def test_a_stalled_response_times_out_as_httpx_says(peer: Callable[..., Peer]) -> None:
+def test_a_stalled_response_times_out_as_httpx_says(
+    peer: Callable[..., Peer], async_transport: Transport
+) -> None:
     stop = threading.Event()
 
     def stall(conn: socket.socket) -> None:
@@ -280,7 +299,7 @@ def test_a_stalled_response_times_out_as_httpx_says(peer: Callable[..., Peer]) -
 
 
 def test_a_connection_the_server_closed_while_idle_is_not_reused(
-    peer: Callable[..., Peer],
+    peer: Callable[..., Peer], async_transport: Transport
 ) -> None:
     def one_answer(conn: socket.socket) -> None:
         read_request(conn)
@@ -297,3 +316,94 @@ def test_a_connection_the_server_closed_while_idle_is_not_reused(
 
     assert run(go) == [b"once", b"once"]
     assert p.connections == 2
+
+
+def raw_answer(answer: bytes, then_close: bool = True) -> Handler:
+    """A peer that answers each request with `answer`, as bytes on the wire."""
+
+    def handler(conn: socket.socket) -> None:
+        read_request(conn)
+        conn.sendall(answer)
+        if not then_close:
+            time.sleep(1)
+
+    return handler
+
+
+async def get(transport: httpx.AsyncBaseTransport, url: str, **options: object) -> httpx.Response:
+    async with httpx.AsyncClient(transport=transport, **options) as http:  # type: ignore[arg-type]
+        response = await http.get(url)
+        await response.aread()
+        return response
+
+
+@pytest.mark.parametrize(
+    ("answer", "body"),
+    [
+        (
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+            b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
+            b"abcde",
+        ),
+        (b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nuntil the end", b"until the end"),
+        (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok", b"ok"),
+        (b"HTTP/1.1 204 No Content\r\n\r\n", b""),
+    ],
+    ids=["chunked", "until-close", "informational-first", "no-content"],
+)
+def test_each_way_of_ending_a_body_is_read(
+    peer: Callable[..., Peer], async_transport: Transport, answer: bytes, body: bytes
+) -> None:
+    p = peer(raw_answer(answer))
+    response = run(lambda: get(async_transport(shared_ssl_context()), p.url))
+    assert isinstance(response, httpx.Response) and response.content == body
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"",  # closed before a response
+        b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhalf",  # closed mid-body
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n",  # mid-chunks
+        b"NOT HTTP AT ALL\r\n\r\n",
+    ],
+    ids=["no-response", "short-body", "unfinished-chunks", "garbage"],
+)
+def test_a_peer_that_breaks_http_is_a_protocol_error(
+    peer: Callable[..., Peer], async_transport: Transport, answer: bytes
+) -> None:
+    p = peer(raw_answer(answer))
+    with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
+        run(lambda: get(async_transport(shared_ssl_context()), p.url))
+
+
+def test_a_full_pool_makes_a_request_wait_for_a_free_connection(
+    peer: Callable[..., Peer], async_transport: Transport
+) -> None:
+    def slow_echo(conn: socket.socket) -> None:
+        while read_request(conn) is not None:
+            time.sleep(0.1)
+            respond(conn, b"ok")
+
+    p = peer(slow_echo)
+
+    async def go() -> tuple[list[bytes], bool]:
+        limits = httpx.Limits(max_connections=1)
+        transport = async_transport(shared_ssl_context(), limits)
+        async with httpx.AsyncClient(transport=transport) as http:
+            both = await asyncio.gather(http.get(p.url), http.get(p.url))
+        async with httpx.AsyncClient(
+            transport=async_transport(shared_ssl_context(), limits),
+            timeout=httpx.Timeout(5, pool=0.02),
+        ) as http:
+            try:
+                await asyncio.gather(http.get(p.url), http.get(p.url))
+            except httpx.PoolTimeout:
+                timed_out = True
+            else:
+                timed_out = False
+        return [r.content for r in both], timed_out
+
+    contents, timed_out = run(go)  # type: ignore[misc]
+    assert contents == [b"ok", b"ok"] and timed_out
+    assert p.connections == 2  # the first client's two requests shared one

@@ -40,7 +40,7 @@ RENAMES = {
     "aiter_bytes": "iter_bytes",
     "aclose": "close",
     "acall": "call",  # a FunctionTool's
-    "async_transport": "sync_transport",  # client/network.py
+    "async_transport": "sync_transport",  # client/transports.py
     "anext": "next",
     "from asyncio import timeout_at": "from .timeouts import timeout_at",
     "import asyncio": "import time",

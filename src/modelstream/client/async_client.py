@@ -31,7 +31,6 @@ from ..traces.sinks import TracesOption
 from ..types import Config, Event
 from .http_errors import MAX_ERROR_BODY
 from .model_list import ListedModel
-from .network import async_transport
 from .platforms import PlatformOption
 from .prepare import CallPlan
 from .retry import RetryOption
@@ -39,6 +38,7 @@ from .settings import ClientSettings
 from .streams import StreamCall
 from .timeouts import TimeoutsOption
 from .tls import ssl_context_for
+from .transports import async_transport
 
 _FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
 

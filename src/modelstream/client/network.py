@@ -25,7 +25,7 @@ import httpcore
 import httpx
 
 if typing.TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 SocketOption = (
     tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
@@ -288,18 +288,23 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
 
 
 async def _connect(
-    loop: asyncio.AbstractEventLoop, host: str, port: int, local_address: str | None
-) -> tuple[asyncio.Transport, _Connection]:
+    loop: asyncio.AbstractEventLoop,
+    host: str,
+    port: int,
+    local_address: str | None,
+    protocol: Callable[[], asyncio.Protocol] | None = None,
+) -> tuple[asyncio.Transport, typing.Any]:
     """Each address of `host` in turn. asyncio's own loop over them folds several failures into
     one bare OSError; here the first failure is kept as the cause, so a refused connection reads
     as ConnectionRefusedError and a bad name as socket.gaierror (client/streams.py tells them
-    apart for ProviderConnectionError)."""
+    apart for ProviderConnectionError). `protocol` makes each connection's protocol (client/http1.py
+    has its own)."""
     addresses = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     first: OSError | None = None
     for family, _kind, proto, _name, address in addresses:
         try:
             transport, connection = await loop.create_connection(
-                lambda: _Connection(loop),
+                protocol or (lambda: _Connection(loop)),
                 host=str(address[0]),
                 port=int(address[1]),
                 family=family,
@@ -313,7 +318,7 @@ async def _connect(
     raise first or OSError(f"no address found for {host}")
 
 
-def async_transport(
+def httpcore_transport(
     ssl_context: ssl.SSLContext, limits: httpx.Limits | None = None
 ) -> httpx.AsyncHTTPTransport:
     """httpx's transport, its pool connecting through `AsyncioBackend`.
@@ -334,11 +339,4 @@ def async_transport(
     return transport
 
 
-def sync_transport(
-    ssl_context: ssl.SSLContext, limits: httpx.Limits | None = None
-) -> httpx.HTTPTransport:
-    """The blocking client's: httpx's own (its sockets are plain blocking sockets already)."""
-    return httpx.HTTPTransport(verify=ssl_context, limits=limits or _DEFAULT_LIMITS)
-
-
-__all__ = ["AsyncioBackend", "AsyncioStream", "async_transport", "sync_transport"]
+__all__ = ["AsyncioBackend", "AsyncioStream", "httpcore_transport"]

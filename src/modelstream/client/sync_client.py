@@ -24,7 +24,6 @@ from ..traces.sinks import TracesOption
 from ..types import Config, Event
 from .http_errors import MAX_ERROR_BODY
 from .model_list import ListedModel
-from .network import sync_transport
 from .platforms import PlatformOption
 from .prepare import CallPlan
 from .retry import RetryOption
@@ -32,6 +31,7 @@ from .settings import ClientSettings
 from .streams import StreamCall
 from .timeouts import TimeoutsOption, timeout_at
 from .tls import ssl_context_for
+from .transports import sync_transport
 
 _FAILURES = (httpx.HTTPError, StreamError, TimeoutError)
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import httpx
 
 from ..client import AsyncClient, AsyncEventStream, RetryPolicy, Timeouts
-from ..client.network import async_transport
 from ..client.routing import resolve_route
 from ..client.tls import ssl_context_for
+from ..client.transports import async_transport
 from ..errors import StreamError
 from ..jsonwire import dumps, error_object
 from ..results import FinalResponse, PartialResponse
