@@ -215,7 +215,8 @@ async def one_stream(
     return run
 
 
-async def load(url: str, count: int, relayed: bool, ramp: float) -> dict[str, Any]:
+async def load(urls: list[str], count: int, relayed: bool, ramp: float) -> dict[str, Any]:
+    """COUNT streams, stream i to urls[i % len(urls)] (several server processes)."""
     if relayed:
         body = json.dumps({"model": SERVED_MODEL, "messages": PROMPT, "config": {}}).encode()
         headers = {"authorization": f"Bearer {SERVER_KEY}", "content-type": "application/json"}
@@ -225,11 +226,14 @@ async def load(url: str, count: int, relayed: bool, ramp: float) -> dict[str, An
     limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
     timeout = httpx.Timeout(120, pool=120)
     # the client's lean sockets (client/network.py), for the same reason as uvloop above
-    transport = async_transport(ssl_context_for(url), limits)
+    transport = async_transport(ssl_context_for(urls[0]), limits)
     async with httpx.AsyncClient(transport=transport, timeout=timeout) as http:
         start = time.perf_counter()
         runs = await asyncio.gather(
-            *(one_stream(http, url, body, headers, relayed, ramp * i / count) for i in range(count))
+            *(
+                one_stream(http, urls[i % len(urls)], body, headers, relayed, ramp * i / count)
+                for i in range(count)
+            )
         )
         wall = time.perf_counter() - start
     return {
@@ -241,13 +245,14 @@ async def load(url: str, count: int, relayed: bool, ramp: float) -> dict[str, An
 
 
 def serve_load() -> int:
-    """The `--load` child: each stdin line `URL COUNT relay|direct RAMP` runs COUNT streams,
-    started evenly over RAMP seconds, and prints one JSON line of results."""
+    """The `--load` child: each stdin line `URL[,URL…] COUNT relay|direct RAMP` runs COUNT
+    streams, started evenly over RAMP seconds (spread over the URLs), and prints one JSON line
+    of results."""
     for line in sys.stdin:
         url, count, kind, ramp = line.split()
         cpu = time.process_time()
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            result = runner.run(load(url, int(count), kind == "relay", float(ramp)))
+            result = runner.run(load(url.split(","), int(count), kind == "relay", float(ramp)))
         result["cpu"] = time.process_time() - cpu
         print(json.dumps(result), flush=True)
     return 0
@@ -317,6 +322,7 @@ def decode_us_per_event(events: int, reps: int = 5) -> float:
 class Round:
     store: str
     streams: int
+    processes: int = 1
     events: int = 0
     wall: float = 0.0
     cpu: float = 0.0
@@ -333,7 +339,8 @@ class Round:
 
     @property
     def capacity(self) -> float:
-        """Events/s one server process relays with a core of its own (1 / CPU per event)."""
+        """Events/s one server process relays with a core of its own (1 / CPU per event; with
+        several processes, their CPU over the events of all)."""
         return 1e6 / self.cpu_us if self.events else float("nan")
 
     def met(self) -> bool:
@@ -373,50 +380,58 @@ def start_py_spy(
 def run_round(
     store: str,
     streams: int,
+    processes: int,
     args: argparse.Namespace,
     upstream: Upstream,
     client: LoadClient,
     folder: Path,
 ) -> Round:
-    result = Round(store, streams)
+    """One round: `processes` server processes (behind one Redis with `--store redis`; each with
+    its own memory store otherwise), `streams` streams spread over them."""
+    result = Round(store, streams, processes)
     redis = RedisServer(folder) if store == "redis" else None
-    server: RelayServer | None = None
+    servers: list[RelayServer] = []
     try:
-        server = RelayServer(
-            upstream.url,
-            folder,
-            args.traces,
-            served={PROTOCOL: SERVED_MODEL},
-            limits={"max_concurrent_streams": max(streams, 1) + 16},
-            redis=redis.url if redis else None,
-        )
-        # warm up: one stream opens the upstream pool and imports what the first stream needs
-        upstream.queue(1, args.events, 0)
-        client.run(server.url + "/v1/stream", 1, relayed=True)
+        for _ in range(processes):
+            servers.append(
+                RelayServer(
+                    upstream.url,
+                    folder,
+                    args.traces,
+                    served={PROTOCOL: SERVED_MODEL},
+                    limits={"max_concurrent_streams": max(streams, 1) + 16},
+                    redis=redis.url if redis else None,
+                )
+            )
+        urls = ",".join(server.url + "/v1/stream" for server in servers)
+        # warm up: a stream per server opens its upstream pool and imports what a stream needs
+        upstream.queue(processes, args.events, 0)
+        client.run(urls, processes, relayed=True)
         if not args.no_direct:
             upstream.queue(streams, args.events, args.pace_ms)
             url = upstream.url + bench_client.request_path(PROTOCOL)
             direct = client.run(url, streams, False, args.ramp)
             result.direct_ttfe = direct["ttfe"]
         upstream.queue(streams, args.events, args.pace_ms)
-        result.rss_before = server.rss()
-        spy = start_py_spy(args.py_spy, server.process.pid, store, streams)
-        cpu, upstream_cpu = server.cpu(), process_cpu(upstream.process.pid)
-        relayed = client.run(server.url + "/v1/stream", streams, True, args.ramp)
-        result.cpu = server.cpu() - cpu
+        result.rss_before = sum(server.rss() for server in servers)
+        spy = start_py_spy(args.py_spy, servers[0].process.pid, store, streams)
+        cpu = [server.cpu() for server in servers]
+        upstream_cpu = process_cpu(upstream.process.pid)
+        relayed = client.run(urls, streams, True, args.ramp)
+        result.cpu = sum(server.cpu() - before for server, before in zip(servers, cpu, strict=True))
         result.others_cpu = process_cpu(upstream.process.pid) - upstream_cpu + relayed["cpu"]
         if spy is not None:
             spy.send_signal(signal.SIGINT)  # py-spy writes its profile on SIGINT
             spy.wait(timeout=60)
-        result.rss_after = server.rss()
+        result.rss_after = sum(server.rss() for server in servers)
         result.events = relayed["events"]
         result.wall = relayed["wall"]
         result.ttfe = relayed["ttfe"]
         result.errors = relayed["errors"]
     finally:
-        if server is not None:
+        for server in servers:
             if server.process.poll() is not None:
-                result.errors.append("the server died:\n" + server.output()[-2000:])
+                result.errors.append("a server died:\n" + server.output()[-2000:])
             server.close()
         if redis is not None:
             redis.close()
@@ -425,7 +440,7 @@ def run_round(
 
 def report(rounds: list[Round], decode_us: float, args: argparse.Namespace) -> int:
     print(
-        f"\n{'store':7} {'streams':>7} {'events':>8} {'events/s':>9} {'cpu µs/ev':>9} "
+        f"\n{'store':7} {'procs':>5} {'streams':>7} {'events':>8} {'events/s':>9} {'cpu µs/ev':>9} "
         f"{'capacity':>9} {'ttfe p50':>8} {'p99':>7} {'direct p99':>10} {'errors':>6} "
         f"{'rss MB':>13} {'others':>6}  target"
     )
@@ -437,7 +452,7 @@ def report(rounds: list[Round], decode_us: float, args: argparse.Namespace) -> i
         target = f"≤{CPU_TARGET_US[r.store]:.0f} µs, " if r.streams >= 200 else ""
         target += "0 errors"
         print(
-            f"{r.store:7} {r.streams:7d} {r.events:8,d} {r.events / r.wall:9,.0f} "
+            f"{r.store:7} {r.processes:5d} {r.streams:7d} {r.events:8,d} {r.events / r.wall:9,.0f} "
             f"{r.cpu_us:9.1f} {r.capacity:9,.0f} {percentile(r.ttfe, 50) * 1e3:6.0f}ms "
             f"{percentile(r.ttfe, 99) * 1e3:5.0f}ms {direct:8.0f}ms {len(r.errors):6d} "
             f"{r.rss_before / 2**20:5.0f} → {r.rss_after / 2**20:4.0f} "
@@ -447,15 +462,15 @@ def report(rounds: list[Round], decode_us: float, args: argparse.Namespace) -> i
     print(f"\nbaseline: in-process decode {decode_us:.1f} µs/event (same body, same run)")
     print(
         "capacity: 1e6 / cpu µs per event, the events/s of one server process on a core of its"
-        f" own; others: the upstream's and the load client's CPU (cores) beside the server, of"
-        f" {os.cpu_count()} on this machine"
+        " own (with several processes: per core); others: the upstream's and the load client's"
+        f" CPU (cores) beside the servers, of {os.cpu_count()} on this machine"
     )
     for r in rounds:
         if r.errors:
             kinds: dict[str, int] = {}
             for error in r.errors:
                 kinds[error[:120]] = kinds.get(error[:120], 0) + 1
-            print(f"{r.store} {r.streams}: {len(r.errors)} errors")
+            print(f"{r.store} ×{r.processes} {r.streams}: {len(r.errors)} errors")
             for text, count in sorted(kinds.items(), key=lambda item: -item[1])[:5]:
                 print(f"  {count} × {text}")
     return status
@@ -474,6 +489,12 @@ def main(argv: list[str] | None = None) -> int:
         help="start the streams evenly over this many seconds (default: one stream's "
         "duration, events × pace, so all N run at once at its end; 0: all at once)",
     )
+    parser.add_argument(
+        "--processes",
+        default="1",
+        help="server processes per round, e.g. 1,2 (behind one Redis with --store redis; "
+        "streams spread over them)",
+    )
     parser.add_argument("--traces", action="store_true", help="the server records traces")
     parser.add_argument("--no-direct", action="store_true", help="skip the direct TTFE baseline")
     parser.add_argument("--py-spy", metavar="FOLDER", help="profile the server with py-spy")
@@ -490,9 +511,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.ramp is None:
         args.ramp = args.events * args.pace_ms / 1000
     counts = [int(n) for n in args.streams.split(",") if n]
+    process_counts = [int(n) for n in args.processes.split(",") if n]
     stores = [s for s in args.store.split(",") if s]
-    if any(s not in CPU_TARGET_US for s in stores) or not counts:
-        parser.error("--store takes memory and/or redis; --streams a list of counts")
+    if any(s not in CPU_TARGET_US for s in stores) or not counts or not process_counts:
+        parser.error("--store takes memory and/or redis; --streams and --processes lists of counts")
     print(
         f"modelstream load benchmark — Python {platform.python_version()}, {PROTOCOL} upstream, "
         f"{args.events} text chunks per stream, {args.pace_ms:g} ms apart, started over "
@@ -507,16 +529,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
             for store in stores:
-                for count in counts:
-                    folder = Path(tmp) / f"{len(rounds)}-{store}-{count}"
-                    folder.mkdir()
-                    r = run_round(store, count, args, upstream, client, folder)
-                    rounds.append(r)
-                    print(
-                        f"  {store} {count}: {r.events:,} events, "
-                        f"{r.cpu_us:.1f} µs/event, {len(r.errors)} errors",
-                        flush=True,
-                    )
+                for processes in process_counts:
+                    for count in counts:
+                        folder = Path(tmp) / f"{len(rounds)}-{store}-{processes}-{count}"
+                        folder.mkdir()
+                        r = run_round(store, count, processes, args, upstream, client, folder)
+                        rounds.append(r)
+                        print(
+                            f"  {store} ×{processes} {count}: {r.events:,} events, "
+                            f"{r.cpu_us:.1f} µs/event, {len(r.errors)} errors",
+                            flush=True,
+                        )
     except RuntimeError as exc:
         print(f"FAILED: {exc}", file=sys.stderr)
         return 2

@@ -302,7 +302,11 @@ def test_concurrent_streams_past_one_pool_get_a_second_pool(
 def test_the_load_benchmark_runs_quickly_and_reports_each_round() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "bench")}
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "bench_load.py"), "--quick", "--streams", "5"],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench_load.py"),
+            *("--quick", "--streams", "5", "--processes", "1,2"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -310,7 +314,7 @@ def test_the_load_benchmark_runs_quickly_and_reports_each_round() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    (row,) = [line for line in done.stdout.splitlines() if line.startswith("memory ")]
-    fields = row.split()
-    assert fields[1] == "5" and fields[2] == str(5 * 22)  # 20 chunks: 20 deltas, done, stop
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("memory ")]
+    # per row: processes, streams, events (20 chunks: 20 deltas, done, stop)
+    assert [row[1:4] for row in rows] == [["1", "5", "110"], ["2", "5", "110"]]
     assert "in-process decode" in done.stdout
