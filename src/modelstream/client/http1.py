@@ -214,7 +214,8 @@ class _Connection(asyncio.Protocol):
         async for part in request.stream:  # type: ignore[union-attr]
             if not part:
                 continue
-            await self._write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part, None)
+            data = b"%x\r\n%s\r\n" % (len(part), part) if chunked else part
+            await self._write(data, timeouts.get("write"))
         if chunked:
             await self._write(b"0\r\n\r\n", timeouts.get("write"))
         while not self.head_done:
