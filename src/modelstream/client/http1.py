@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from .network import _DEFAULT_LIMITS, _connect, httpcore_transport
+from .network import DEFAULT_LIMITS, WaitingProtocol, httpcore_transport, open_connection
 
 if typing.TYPE_CHECKING:
     import httptools
@@ -35,24 +35,21 @@ _HIGH_WATER = 256 * 1024  # unread body bytes before the socket is not read for 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-class _Connection(asyncio.Protocol):
+class _Connection(WaitingProtocol):
     """One keep-alive connection: the response it is receiving, parsed as it arrives."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, origin: tuple[str, str, int]) -> None:
         import httptools
 
+        super().__init__(loop)
         self._httptools = httptools
-        self.loop = loop
         self.origin = origin
-        self.transport: asyncio.Transport | None = None
         self.parser: httptools.HttpResponseParser | None = None
         self.idle_since = 0.0
         self.closed = False  # by either side; never reused
         self.gone = False  # the socket is closed
         self._gone: asyncio.Future[None] | None = None
         self._reset()
-        self.drain: asyncio.Future[None] | None = None
-        self.writing_paused = False
 
     def _reset(self) -> None:
         self.status = 0
@@ -66,12 +63,8 @@ class _Connection(asyncio.Protocol):
         self.buffered = 0
         self.reading_paused = False
         self.error: Exception | None = None
-        self.waiter: asyncio.Future[None] | None = None
 
     # --- asyncio.Protocol --------------------------------------------------------------------
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = typing.cast("asyncio.Transport", transport)
 
     def data_received(self, data: bytes) -> None:
         parser = self.parser
@@ -90,7 +83,7 @@ class _Connection(asyncio.Protocol):
         if self.parser is not None and not self.complete:
             if self.head_done and self.until_close:
                 self.complete = True
-                self._wake()
+                self.wake()
             elif self.head_done:
                 self._fail(
                     httpx.RemoteProtocolError(
@@ -112,18 +105,7 @@ class _Connection(asyncio.Protocol):
                 self._fail(httpx.ReadError(str(exc) or type(exc).__name__))
             else:
                 self.eof_received()
-        drain, self.drain = self.drain, None
-        if drain is not None and not drain.done():
-            drain.set_result(None)
-
-    def pause_writing(self) -> None:
-        self.writing_paused = True
-
-    def resume_writing(self) -> None:
-        self.writing_paused = False
-        drain, self.drain = self.drain, None
-        if drain is not None and not drain.done():
-            drain.set_result(None)
+        self.drained()
 
     # --- httptools callbacks -----------------------------------------------------------------
 
@@ -143,7 +125,7 @@ class _Connection(asyncio.Protocol):
             name.lower() in (b"content-length", b"transfer-encoding") for name, _ in self.headers
         ) and self.status not in (204, 304)
         self.head_done = True
-        self._wake()
+        self.wake()
 
     def on_body(self, body: bytes) -> None:
         self.chunks.append(body)
@@ -151,7 +133,7 @@ class _Connection(asyncio.Protocol):
         if self.buffered > _HIGH_WATER and not self.reading_paused and self.transport is not None:
             self.reading_paused = True
             self.transport.pause_reading()
-        self._wake()
+        self.wake()
 
     def on_message_complete(self) -> None:
         if self.status == 0:  # the end of an informational response
@@ -160,14 +142,9 @@ class _Connection(asyncio.Protocol):
         # asked here: once feed_data has returned, llhttp has reset and answers False
         self.keep_alive = self.parser.should_keep_alive()
         self.complete = True
-        self._wake()
+        self.wake()
 
     # --- used by the transport ---------------------------------------------------------------
-
-    def _wake(self) -> None:
-        waiter, self.waiter = self.waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
 
     def _fail(self, error: Exception) -> None:
         if self.error is None:
@@ -175,17 +152,7 @@ class _Connection(asyncio.Protocol):
         self.closed = True
         if self.transport is not None:
             self.transport.close()
-        self._wake()
-
-    async def _wait(self, timeout: float | None, error: Exception) -> None:
-        waiter = self.waiter = self.loop.create_future()
-        timer = None if timeout is None else self.loop.call_later(timeout, _expire, waiter, error)
-        try:
-            await waiter
-        finally:
-            if timer is not None:
-                timer.cancel()
-            self.waiter = None
+        self.wake()
 
     def get_extra_info(self, info: str) -> typing.Any:
         """As an httpcore network stream answers (`response.extensions["network_stream"]`)."""
@@ -221,7 +188,7 @@ class _Connection(asyncio.Protocol):
         while not self.head_done:
             if self.error is not None:
                 raise self.error
-            await self._wait(timeouts.get("read"), httpx.ReadTimeout("timed out reading"))
+            await self.wait_readable(timeouts.get("read"), httpx.ReadTimeout("timed out reading"))
         if self.error is not None:
             raise self.error
 
@@ -233,19 +200,7 @@ class _Connection(asyncio.Protocol):
             raise httpx.WriteError("the connection is closed")
         transport.write(data)
         if self.writing_paused:
-            drain = self.drain = self.loop.create_future()
-            timer = (
-                None
-                if timeout is None
-                else self.loop.call_later(
-                    timeout, _expire, drain, httpx.WriteTimeout("timed out writing")
-                )
-            )
-            try:
-                await drain
-            finally:
-                if timer is not None:
-                    timer.cancel()
+            await self.wait_drained(timeout, httpx.WriteTimeout("timed out writing"))
             if self.closed and self.error is None and not self.complete:
                 raise httpx.WriteError("the connection closed while writing")
 
@@ -256,7 +211,7 @@ class _Connection(asyncio.Protocol):
                 raise self.error
             if self.complete:
                 return b""
-            await self._wait(timeout, httpx.ReadTimeout("timed out reading"))
+            await self.wait_readable(timeout, httpx.ReadTimeout("timed out reading"))
         data = self.chunks.popleft()
         self.buffered -= len(data)
         if self.reading_paused and self.buffered <= _HIGH_WATER // 4 and self.transport is not None:
@@ -282,11 +237,6 @@ class _Connection(asyncio.Protocol):
         if not self.gone:
             self._gone = self.loop.create_future()
             await self._gone
-
-
-def _expire(future: asyncio.Future[None], error: Exception) -> None:
-    if not future.done():
-        future.set_exception(error)
 
 
 class _Body(httpx.AsyncByteStream):
@@ -331,7 +281,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
     """Pooled HTTP/1.1 connections per origin (module docstring); limits as httpx's."""
 
     def __init__(self, ssl_context: ssl.SSLContext, limits: httpx.Limits | None = None) -> None:
-        limits = limits or _DEFAULT_LIMITS
+        limits = limits or DEFAULT_LIMITS
         self._ssl_context = ssl_context
         self._max_connections = limits.max_connections
         self._max_idle = limits.max_keepalive_connections
@@ -428,7 +378,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(timeout):
-                transport, protocol = await _connect(
+                transport, protocol = await open_connection(
                     loop, host, port, None, lambda: _Connection(loop, origin)
                 )
                 connection: _Connection = protocol

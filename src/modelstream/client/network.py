@@ -32,23 +32,20 @@ SocketOption = (
 )
 
 # what httpx.AsyncClient() and httpx.Client() pool by default
-_DEFAULT_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+DEFAULT_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 
 # stop reading the socket while this much is buffered and unread (the kernel buffers the rest)
 _HIGH_WATER = 256 * 1024
 
 
-class _Connection(asyncio.Protocol):
-    """What arrives on one socket, until a reader takes it."""
+class WaitingProtocol(asyncio.Protocol):
+    """A socket's protocol with one reader and one writer that wait on it: the reader until
+    something arrives (`wake`), the writer until the send buffer drains; each wait with one
+    timer of its own, which sets `error` on it. Both transports' protocols are these."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.transport: asyncio.Transport | None = None
-        self.chunks: collections.deque[bytes] = collections.deque()
-        self.buffered = 0
-        self.eof = False
-        self.lost: BaseException | None = None
-        self.reading_paused = False
         self.waiter: asyncio.Future[None] | None = None
         self.drain: asyncio.Future[None] | None = None
         self.writing_paused = False
@@ -56,40 +53,81 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = typing.cast("asyncio.Transport", transport)
 
+    def pause_writing(self) -> None:
+        self.writing_paused = True
+
+    def resume_writing(self) -> None:
+        self.writing_paused = False
+        self.drained()
+
+    def drained(self) -> None:
+        """The writer may go on (the buffer drained, or the connection is gone)."""
+        drain, self.drain = self.drain, None
+        if drain is not None and not drain.done():
+            drain.set_result(None)
+
+    def wake(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait_readable(self, timeout: float | None, error: Exception) -> None:
+        waiter = self.waiter = self.loop.create_future()
+        try:
+            await _within(self.loop, waiter, timeout, error)
+        finally:
+            self.waiter = None
+
+    async def wait_drained(self, timeout: float | None, error: Exception) -> None:
+        """After a write: until the send buffer is below its high-water mark."""
+        if self.writing_paused:
+            self.drain = self.loop.create_future()
+            await _within(self.loop, self.drain, timeout, error)
+
+
+async def _within(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[None],
+    timeout: float | None,
+    error: Exception,
+) -> None:
+    timer = None if timeout is None else loop.call_later(timeout, _expire, future, error)
+    try:
+        await future
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+class _Connection(WaitingProtocol):
+    """What arrives on one socket, until a reader takes it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.buffered = 0
+        self.eof = False
+        self.lost: BaseException | None = None
+        self.reading_paused = False
+
     def data_received(self, data: bytes) -> None:
         self.chunks.append(data)
         self.buffered += len(data)
         if self.buffered > _HIGH_WATER and not self.reading_paused and self.transport is not None:
             self.reading_paused = True
             self.transport.pause_reading()
-        self._wake()
+        self.wake()
 
     def eof_received(self) -> bool:
         self.eof = True
-        self._wake()
+        self.wake()
         return False  # close the transport: HTTP/1.1 never writes after the peer's EOF
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.eof = True
         self.lost = exc
-        self._wake()
-        drain, self.drain = self.drain, None
-        if drain is not None and not drain.done():
-            drain.set_result(None)
-
-    def pause_writing(self) -> None:
-        self.writing_paused = True
-
-    def resume_writing(self) -> None:
-        self.writing_paused = False
-        drain, self.drain = self.drain, None
-        if drain is not None and not drain.done():
-            drain.set_result(None)
-
-    def _wake(self) -> None:
-        waiter, self.waiter = self.waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self.wake()
+        self.drained()
 
     def take(self, max_bytes: int) -> bytes:
         data = self.chunks.popleft()
@@ -118,21 +156,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         connection = self._connection
         if not connection.chunks and not connection.eof:
-            waiter = connection.loop.create_future()
-            connection.waiter = waiter
-            timer = (
-                None
-                if timeout is None
-                else connection.loop.call_later(
-                    timeout, _expire, waiter, httpcore.ReadTimeout("timed out reading")
-                )
-            )
-            try:
-                await waiter
-            finally:
-                if timer is not None:
-                    timer.cancel()
-                connection.waiter = None
+            await connection.wait_readable(timeout, httpcore.ReadTimeout("timed out reading"))
         if connection.chunks:
             return connection.take(max_bytes)
         if connection.lost is not None:
@@ -147,23 +171,9 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             error = httpcore.WriteError(str(connection.lost or "the connection is closed"))
             raise error from connection.lost
         self._transport.write(buffer)
-        if connection.writing_paused:
-            drain = connection.loop.create_future()
-            connection.drain = drain
-            timer = (
-                None
-                if timeout is None
-                else connection.loop.call_later(
-                    timeout, _expire, drain, httpcore.WriteTimeout("timed out writing")
-                )
-            )
-            try:
-                await drain
-            finally:
-                if timer is not None:
-                    timer.cancel()
-            if connection.lost is not None:
-                raise httpcore.WriteError(str(connection.lost)) from connection.lost
+        await connection.wait_drained(timeout, httpcore.WriteTimeout("timed out writing"))
+        if connection.lost is not None:
+            raise httpcore.WriteError(str(connection.lost)) from connection.lost
 
     async def aclose(self) -> None:
         # close() lets the socket go on the loop's next turn (after what is still to be written);
@@ -248,7 +258,7 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         loop = asyncio.get_running_loop()
         try:
             transport, connection = await asyncio.wait_for(
-                _connect(loop, host, port, local_address), timeout
+                open_connection(loop, host, port, local_address), timeout
             )
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout(f"timed out connecting to {host}:{port}") from exc
@@ -287,7 +297,7 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             await asyncio.sleep(seconds)
 
 
-async def _connect(
+async def open_connection(
     loop: asyncio.AbstractEventLoop,
     host: str,
     port: int,
@@ -326,7 +336,7 @@ def httpcore_transport(
     httpx builds its pool without a way to pass a backend, so the pool is built again here with
     the same settings (`AsyncHTTPTransport` keeps it as `_pool`); if a later httpx keeps it
     elsewhere, its own transport is returned unchanged."""
-    limits = limits or _DEFAULT_LIMITS
+    limits = limits or DEFAULT_LIMITS
     transport = httpx.AsyncHTTPTransport(verify=ssl_context, limits=limits)
     if isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
         transport._pool = httpcore.AsyncConnectionPool(

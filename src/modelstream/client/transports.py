@@ -12,7 +12,7 @@ import ssl
 
 import httpx
 
-from .network import _DEFAULT_LIMITS, httpcore_transport
+from .network import DEFAULT_LIMITS, httpcore_transport
 
 
 def async_transport(
@@ -30,7 +30,7 @@ def async_transport(
 def sync_transport(
     ssl_context: ssl.SSLContext, limits: httpx.Limits | None = None
 ) -> httpx.BaseTransport:
-    return httpx.HTTPTransport(verify=ssl_context, limits=limits or _DEFAULT_LIMITS)
+    return httpx.HTTPTransport(verify=ssl_context, limits=limits or DEFAULT_LIMITS)
 
 
 __all__ = ["async_transport", "sync_transport"]
