@@ -87,7 +87,7 @@ class Client(ClientSettings):
         # one TLS context per process (client/tls.py): building one costs ~15 ms of CPU
         self._http = http_client or httpx.Client(
             timeout=self.timeouts.httpx_timeout(),
-            # the async one reads its sockets without anyio (client/network.py)
+            # the async client's own HTTP/1.1, the blocking one's httpx's (client/transports.py)
             transport=sync_transport(ssl_context_for(self.base_url, ssl_context)),
         )
 

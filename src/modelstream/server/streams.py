@@ -149,7 +149,7 @@ class StreamRelay:
         timeouts = Timeouts(idle=entry.idle_timeout_seconds)
         pool = httpx.AsyncClient(
             timeout=timeouts.httpx_timeout(),
-            # the process's one TLS context (client/tls.py); lean sockets (client/network.py)
+            # the process's one TLS context (client/tls.py); lean HTTP/1.1 (client/transports.py)
             transport=async_transport(
                 ssl_context_for(entry.base_url), httpx.Limits(max_connections=POOL_SIZE)
             ),
@@ -199,7 +199,7 @@ class StreamRelay:
         stream = shard.client.stream(request.messages, request.config)
         self.slots.acquire()
         # counted before the store's await: the starts that run meanwhile see this pool's
-        # stream, so none is handed a pool with no free connection (it would wait in httpcore
+        # stream, so none is handed a pool with no free connection (it would wait in the pool
         # for another stream to end)
         shard.streams += 1
         response_id = wire.new_response_id()
