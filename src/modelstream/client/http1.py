@@ -26,12 +26,17 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from .network import DEFAULT_LIMITS, WaitingProtocol, httpcore_transport, open_connection
+from .network import (
+    DEFAULT_LIMITS,
+    WaitingProtocol,
+    asyncio_running,
+    httpcore_transport,
+    open_connection,
+)
 
 if typing.TYPE_CHECKING:
     import httptools
 
-_HIGH_WATER = 256 * 1024  # unread body bytes before the socket is not read for a while
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -59,9 +64,7 @@ class _Connection(WaitingProtocol):
         self.complete = False
         self.keep_alive = False
         self.until_close = False  # a body without length or chunks: it ends at the close
-        self.chunks: collections.deque[bytes] = collections.deque()
-        self.buffered = 0
-        self.reading_paused = False
+        self.clear_buffer()
         self.error: Exception | None = None
 
     # --- asyncio.Protocol --------------------------------------------------------------------
@@ -128,12 +131,7 @@ class _Connection(WaitingProtocol):
         self.wake()
 
     def on_body(self, body: bytes) -> None:
-        self.chunks.append(body)
-        self.buffered += len(body)
-        if self.buffered > _HIGH_WATER and not self.reading_paused and self.transport is not None:
-            self.reading_paused = True
-            self.transport.pause_reading()
-        self.wake()
+        self.buffer(body)
 
     def on_message_complete(self) -> None:
         if self.status == 0:  # the end of an informational response
@@ -212,12 +210,7 @@ class _Connection(WaitingProtocol):
             if self.complete:
                 return b""
             await self.wait_readable(timeout, httpx.ReadTimeout("timed out reading"))
-        data = self.chunks.popleft()
-        self.buffered -= len(data)
-        if self.reading_paused and self.buffered <= _HIGH_WATER // 4 and self.transport is not None:
-            self.reading_paused = False
-            self.transport.resume_reading()
-        return data
+        return self.take()
 
     def finished(self) -> bool:
         """The response was read to its end and the connection may carry another."""
@@ -295,7 +288,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         scheme = url.scheme
-        if scheme not in _DEFAULT_PORTS or not _asyncio_running():
+        if scheme not in _DEFAULT_PORTS or not asyncio_running():
             return await self._fallback.handle_async_request(request)
         if self._closed:
             raise RuntimeError("the transport is closed")
@@ -305,8 +298,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         try:
             await connection.send(request, timeouts)
         except BaseException as exc:
-            connection.close()
-            self._release(connection)
+            self._release(connection)  # unfinished: closed
             if isinstance(exc, OSError):
                 raise httpx.WriteError(str(exc)) from exc
             raise
@@ -330,8 +322,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
             connection = idle.pop()
             if connection.reusable(now, self._expiry):
                 return connection
-            connection.close()
-            self._open -= 1
+            self._discard(connection)
         full = self._max_connections is not None and self._open >= self._max_connections
         # a full pool closes an idle connection of another origin for this one, else waits
         if full and not self._close_one_idle():
@@ -348,10 +339,14 @@ class Http1Transport(httpx.AsyncBaseTransport):
     def _close_one_idle(self) -> bool:
         for idle in self._idle.values():
             if idle:
-                idle.pop(0).close()
-                self._open -= 1
+                self._discard(idle.pop(0))
                 return True
         return False
+
+    def _discard(self, connection: _Connection) -> None:
+        """Close a connection of this pool: its place is free."""
+        connection.close()
+        self._open -= 1
 
     async def _wait_for_slot(self, timeout: float | None) -> None:
         """Until a request ends (its connection goes idle or closes), or PoolTimeout."""
@@ -407,31 +402,19 @@ class Http1Transport(httpx.AsyncBaseTransport):
             idle = self._idle.setdefault(connection.origin, [])
             idle.append(connection)
             if self._max_idle is not None and sum(map(len, self._idle.values())) > self._max_idle:
-                oldest = idle.pop(0)
-                oldest.close()
-                self._open -= 1
+                self._discard(idle.pop(0))
         else:
-            connection.close()
-            self._open -= 1
+            self._discard(connection)
         self._notify()
 
     async def aclose(self) -> None:
         self._closed = True
         for idle in self._idle.values():
             for connection in idle:
-                connection.close()
-                self._open -= 1
+                self._discard(connection)
         self._idle.clear()
         await asyncio.sleep(0)  # the closes take effect on the loop's next turn
         await self._fallback.aclose()
-
-
-def _asyncio_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 __all__ = ["Http1Transport"]

@@ -41,7 +41,9 @@ _HIGH_WATER = 256 * 1024
 class WaitingProtocol(asyncio.Protocol):
     """A socket's protocol with one reader and one writer that wait on it: the reader until
     something arrives (`wake`), the writer until the send buffer drains; each wait with one
-    timer of its own, which sets `error` on it. Both transports' protocols are these."""
+    timer of its own, which sets `error` on it. What arrived waits in `chunks` (`buffer`,
+    `take`), and the socket is not read while too much of it is unread. Both transports'
+    protocols are these."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -49,6 +51,34 @@ class WaitingProtocol(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.drain: asyncio.Future[None] | None = None
         self.writing_paused = False
+        self.clear_buffer()
+
+    def clear_buffer(self) -> None:
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.buffered = 0
+        self.reading_paused = False
+
+    def buffer(self, data: bytes) -> None:
+        """Keep `data` for the reader and wake it."""
+        self.chunks.append(data)
+        self.buffered += len(data)
+        if self.buffered > _HIGH_WATER and not self.reading_paused and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pause_reading()
+        self.wake()
+
+    def take(self, max_bytes: int | None = None) -> bytes:
+        """The oldest piece kept (at most `max_bytes` of it); reading resumes once little is
+        left unread."""
+        data = self.chunks.popleft()
+        if max_bytes is not None and len(data) > max_bytes:
+            self.chunks.appendleft(data[max_bytes:])
+            data = data[:max_bytes]
+        self.buffered -= len(data)
+        if self.reading_paused and self.buffered <= _HIGH_WATER // 4 and self.transport is not None:
+            self.reading_paused = False
+            self.transport.resume_reading()
+        return data
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = typing.cast("asyncio.Transport", transport)
@@ -104,19 +134,11 @@ class _Connection(WaitingProtocol):
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(loop)
-        self.chunks: collections.deque[bytes] = collections.deque()
-        self.buffered = 0
         self.eof = False
         self.lost: BaseException | None = None
-        self.reading_paused = False
 
     def data_received(self, data: bytes) -> None:
-        self.chunks.append(data)
-        self.buffered += len(data)
-        if self.buffered > _HIGH_WATER and not self.reading_paused and self.transport is not None:
-            self.reading_paused = True
-            self.transport.pause_reading()
-        self.wake()
+        self.buffer(data)
 
     def eof_received(self) -> bool:
         self.eof = True
@@ -128,17 +150,6 @@ class _Connection(WaitingProtocol):
         self.lost = exc
         self.wake()
         self.drained()
-
-    def take(self, max_bytes: int) -> bytes:
-        data = self.chunks.popleft()
-        if len(data) > max_bytes:
-            self.chunks.appendleft(data[max_bytes:])
-            data = data[:max_bytes]
-        self.buffered -= len(data)
-        if self.reading_paused and self.buffered <= _HIGH_WATER // 4 and self.transport is not None:
-            self.reading_paused = False
-            self.transport.resume_reading()
-        return data
 
 
 def _expire(future: asyncio.Future[None], error: Exception) -> None:
@@ -236,13 +247,11 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         self._fallback: httpcore.AsyncNetworkBackend | None = None
 
     def _other_loop(self) -> httpcore.AsyncNetworkBackend | None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            if self._fallback is None:
-                self._fallback = httpcore.AnyIOBackend()
-            return self._fallback
-        return None
+        if asyncio_running():
+            return None
+        if self._fallback is None:
+            self._fallback = httpcore.AnyIOBackend()
+        return self._fallback
 
     async def connect_tcp(
         self,
@@ -295,6 +304,15 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             await other.sleep(seconds)
         else:
             await asyncio.sleep(seconds)
+
+
+def asyncio_running() -> bool:
+    """Whether this is an asyncio event loop's task (not trio's, say)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 async def open_connection(

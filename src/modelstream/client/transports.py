@@ -8,6 +8,8 @@ anyio (bench/bench_load.py). A blocking client's sockets are plain blocking sock
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import ssl
 
 import httpx
@@ -15,12 +17,17 @@ import httpx
 from .network import DEFAULT_LIMITS, httpcore_transport
 
 
+@functools.cache
+def _httptools_installed() -> bool:
+    """Looked up once per process: a client is built often, and a failed import is not
+    remembered by Python, so it would search the path again each time."""
+    return importlib.util.find_spec("httptools") is not None
+
+
 def async_transport(
     ssl_context: ssl.SSLContext, limits: httpx.Limits | None = None
 ) -> httpx.AsyncBaseTransport:
-    try:
-        import httptools  # noqa: F401
-    except ImportError:
+    if not _httptools_installed():
         return httpcore_transport(ssl_context, limits)
     from .http1 import Http1Transport
 
