@@ -298,6 +298,44 @@ def test_a_stalled_response_times_out_as_httpx_says(
     assert time.monotonic() - started < 2
 
 
+def test_the_read_timeout_counts_from_each_piece_not_from_the_first(
+    peer: Callable[..., Peer], async_transport: Transport
+) -> None:
+    """Pieces 0.1 s apart outlast a 0.3 s read timeout together without tripping it (the
+    reader's waits share one timer, moved by each wait); the stall after the last piece times
+    out about 0.3 s after it."""
+    stop = threading.Event()
+
+    def trickle(conn: socket.socket) -> None:
+        read_request(conn)
+        conn.sendall(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        for i in range(8):
+            time.sleep(0.1)
+            conn.sendall(b"1\r\n%d\r\n" % i)
+        stop.wait(5)
+
+    p = peer(trickle)
+    pieces: list[tuple[float, bytes]] = []
+
+    async def go() -> None:
+        timeout = httpx.Timeout(5, read=0.3)
+        async with (
+            httpx.AsyncClient(
+                transport=async_transport(shared_ssl_context()), timeout=timeout
+            ) as http,
+            http.stream("GET", p.url) as response,
+        ):
+            async for chunk in response.aiter_raw():
+                pieces.append((time.monotonic(), chunk))
+
+    with pytest.raises(httpx.ReadTimeout):
+        run(go)
+    timed_out = time.monotonic()
+    stop.set()
+    assert b"".join(chunk for _, chunk in pieces) == b"01234567"
+    assert 0.25 <= timed_out - pieces[-1][0] < 1.5
+
+
 def test_a_connection_the_server_closed_while_idle_is_not_reused(
     peer: Callable[..., Peer], async_transport: Transport
 ) -> None:

@@ -101,6 +101,7 @@ class _Connection(WaitingProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = self.gone = True
+        self.stop_timers()
         if self._gone is not None and not self._gone.done():
             self._gone.set_result(None)
         if self.parser is not None and not self.complete:
@@ -186,7 +187,7 @@ class _Connection(WaitingProtocol):
         while not self.head_done:
             if self.error is not None:
                 raise self.error
-            await self.wait_readable(timeouts.get("read"), httpx.ReadTimeout("timed out reading"))
+            await self.wait_readable(timeouts.get("read"), httpx.ReadTimeout)
         if self.error is not None:
             raise self.error
 
@@ -198,7 +199,7 @@ class _Connection(WaitingProtocol):
             raise httpx.WriteError("the connection is closed")
         transport.write(data)
         if self.writing_paused:
-            await self.wait_drained(timeout, httpx.WriteTimeout("timed out writing"))
+            await self.wait_drained(timeout, httpx.WriteTimeout)
             if self.closed and self.error is None and not self.complete:
                 raise httpx.WriteError("the connection closed while writing")
 
@@ -209,7 +210,7 @@ class _Connection(WaitingProtocol):
                 raise self.error
             if self.complete:
                 return b""
-            await self.wait_readable(timeout, httpx.ReadTimeout("timed out reading"))
+            await self.wait_readable(timeout, httpx.ReadTimeout)
         return self.take()
 
     def finished(self) -> bool:

@@ -37,13 +37,21 @@ DEFAULT_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 # stop reading the socket while this much is buffered and unread (the kernel buffers the rest)
 _HIGH_WATER = 256 * 1024
 
+# a timer may fire this much before its time (uvloop counts in milliseconds): not re-armed
+_TIMER_SLACK = 0.002
+
 
 class WaitingProtocol(asyncio.Protocol):
     """A socket's protocol with one reader and one writer that wait on it: the reader until
-    something arrives (`wake`), the writer until the send buffer drains; each wait with one
-    timer of its own, which sets `error` on it. What arrived waits in `chunks` (`buffer`,
-    `take`), and the socket is not read while too much of it is unread. Both transports'
-    protocols are these."""
+    something arrives (`wake`), the writer until the send buffer drains; a wait that outlasts
+    its timeout fails with the error given. What arrived waits in `chunks` (`buffer`, `take`),
+    and the socket is not read while too much of it is unread. Both transports' protocols are
+    these.
+
+    The reader's timeouts share one timer per connection: a stream read chunk by chunk would
+    otherwise arm and cancel a timer per chunk. It is armed for the first wait's deadline and,
+    when it fires with the reader waiting on a later one (each wait moves the deadline), is
+    armed again for that; with no reader waiting it is left unarmed until the next wait."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -51,6 +59,10 @@ class WaitingProtocol(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.drain: asyncio.Future[None] | None = None
         self.writing_paused = False
+        self._read_deadline: float | None = None  # of the reader's wait now, if it has one
+        self._read_error: type[Exception] = TimeoutError
+        self._read_timer: asyncio.TimerHandle | None = None
+        self._read_timer_at = 0.0
         self.clear_buffer()
 
     def clear_buffer(self) -> None:
@@ -101,32 +113,56 @@ class WaitingProtocol(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def wait_readable(self, timeout: float | None, error: Exception) -> None:
+    async def wait_readable(self, timeout: float | None, error: type[Exception]) -> None:
+        """Until something arrives (or the connection ends); `error("timed out reading")`
+        after `timeout` seconds of nothing."""
         waiter = self.waiter = self.loop.create_future()
+        if timeout is not None:
+            deadline = self._read_deadline = self.loop.time() + timeout
+            self._read_error = error
+            if self._read_timer is None or self._read_timer_at > deadline:
+                self._arm_read_timer(deadline)
         try:
-            await _within(self.loop, waiter, timeout, error)
+            await waiter
         finally:
             self.waiter = None
+            self._read_deadline = None
 
-    async def wait_drained(self, timeout: float | None, error: Exception) -> None:
-        """After a write: until the send buffer is below its high-water mark."""
+    def _arm_read_timer(self, deadline: float) -> None:
+        if self._read_timer is not None:
+            self._read_timer.cancel()
+        self._read_timer = self.loop.call_at(deadline, self._read_timer_fired)
+        self._read_timer_at = deadline
+
+    def _read_timer_fired(self) -> None:
+        self._read_timer = None
+        deadline, waiter = self._read_deadline, self.waiter
+        if deadline is None or waiter is None or waiter.done():
+            return  # no reader waits: armed again by the next wait
+        if deadline - self.loop.time() > _TIMER_SLACK:  # a later wait's deadline
+            self._arm_read_timer(deadline)
+            return
+        waiter.set_exception(self._read_error("timed out reading"))
+
+    def stop_timers(self) -> None:
+        """The connection is gone: its timer need not hold it until the deadline."""
+        if self._read_timer is not None:
+            self._read_timer.cancel()
+            self._read_timer = None
+
+    async def wait_drained(self, timeout: float | None, error: type[Exception]) -> None:
+        """After a write: until the send buffer is below its high-water mark; `error("timed
+        out writing")` after `timeout` seconds (rare: a timer per wait)."""
         if self.writing_paused:
-            self.drain = self.loop.create_future()
-            await _within(self.loop, self.drain, timeout, error)
-
-
-async def _within(
-    loop: asyncio.AbstractEventLoop,
-    future: asyncio.Future[None],
-    timeout: float | None,
-    error: Exception,
-) -> None:
-    timer = None if timeout is None else loop.call_later(timeout, _expire, future, error)
-    try:
-        await future
-    finally:
-        if timer is not None:
-            timer.cancel()
+            drain = self.drain = self.loop.create_future()
+            timer = None
+            if timeout is not None:
+                timer = self.loop.call_later(timeout, _expire, drain, error)
+            try:
+                await drain
+            finally:
+                if timer is not None:
+                    timer.cancel()
 
 
 class _Connection(WaitingProtocol):
@@ -148,13 +184,14 @@ class _Connection(WaitingProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.eof = True
         self.lost = exc
+        self.stop_timers()
         self.wake()
         self.drained()
 
 
-def _expire(future: asyncio.Future[None], error: Exception) -> None:
+def _expire(future: asyncio.Future[None], error: type[Exception]) -> None:
     if not future.done():
-        future.set_exception(error)
+        future.set_exception(error("timed out writing"))
 
 
 class AsyncioStream(httpcore.AsyncNetworkStream):
@@ -167,7 +204,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         connection = self._connection
         if not connection.chunks and not connection.eof:
-            await connection.wait_readable(timeout, httpcore.ReadTimeout("timed out reading"))
+            await connection.wait_readable(timeout, httpcore.ReadTimeout)
         if connection.chunks:
             return connection.take(max_bytes)
         if connection.lost is not None:
@@ -182,7 +219,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             error = httpcore.WriteError(str(connection.lost or "the connection is closed"))
             raise error from connection.lost
         self._transport.write(buffer)
-        await connection.wait_drained(timeout, httpcore.WriteTimeout("timed out writing"))
+        await connection.wait_drained(timeout, httpcore.WriteTimeout)
         if connection.lost is not None:
             raise httpcore.WriteError(str(connection.lost)) from connection.lost
 
