@@ -15,7 +15,10 @@ time to first event p50/p99 (request sent to first `id:` frame), errors (a refus
 a stream that ended with an error line or without `[DONE]`, a wrong id sequence), server RSS
 before and after. The baselines, measured in the same run: the in-process decode µs/event
 (`StreamDecoder` over the same body, CPU) and, unless `--no-direct`, the same N streams read
-straight from the upstream (its TTFE is what the upstream adds; the relay adds the rest).
+straight from the upstream (its TTFE is what the upstream adds; the relay adds the rest), and,
+unless `--no-floor`, the CPU µs per event of a byte-for-byte TCP relay (this file's `--floor`
+child: asyncio protocols on uvloop, no HTTP, no parsing) carrying the same N streams: what
+any Python relay pays per event for the event loop and the socket calls alone at that pace.
 
     .venv/bin/python bench/bench_load.py                       # 50, 200, 1000 streams, memory
     .venv/bin/python bench/bench_load.py --streams 200,1000 --store memory,redis
@@ -122,6 +125,81 @@ class Upstream(bench_client.ChildEmulator):
 
     def queue(self, count: int, events: int, pace_ms: float) -> None:
         self._ask(f"{count} {events} {pace_ms}")
+
+
+# --- the floor: a byte-for-byte TCP relay ----------------------------------------------------
+
+
+def serve_floor(address: str) -> int:
+    """The `--floor HOST:PORT` child: prints its URL, then relays each connection to the
+    upstream at `address` byte for byte. It does the least a relay can, one read and one write
+    per chunk in one event loop (uvloop when installed), so its CPU per event is the floor
+    under the server's figure: the loop's and the kernel's share of an event at this pace."""
+    upstream_host, upstream_port = address.rsplit(":", 1)
+
+    class Leg(asyncio.Protocol):
+        """One side of a relayed connection; it writes what it reads to its peer."""
+
+        def __init__(self, peer: Leg | None = None) -> None:
+            self.peer = peer
+            self.transport: asyncio.Transport | None = None
+            self.early: list[bytes] = []  # what the client sent before the upstream answered
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self.transport = transport  # type: ignore[assignment]  # uvloop's is not a subclass
+            if self.peer is None:  # a client's connection: open its upstream one
+                asyncio.get_running_loop().create_task(self.connect())
+            else:
+                self.peer.peer = self
+                for data in self.peer.early:
+                    transport.write(data)
+
+        async def connect(self) -> None:
+            loop = asyncio.get_running_loop()
+            await loop.create_connection(lambda: Leg(self), upstream_host, int(upstream_port))
+
+        def data_received(self, data: bytes) -> None:
+            if self.peer is None or self.peer.transport is None:
+                self.early.append(data)
+            else:
+                self.peer.transport.write(data)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self.peer is not None and self.peer.transport is not None:
+                self.peer.transport.close()
+
+    async def run() -> None:
+        server = await asyncio.get_running_loop().create_server(Leg, "127.0.0.1", 0)
+        print(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until closed
+
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        runner.run(run())
+    return 0
+
+
+class FloorRelay:
+    def __init__(self, upstream_url: str) -> None:
+        address = upstream_url.split("//", 1)[1]
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--floor", address],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.url = self.process.stdout.readline().strip()
+        if not self.url:
+            raise RuntimeError("the floor relay ended before answering")
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 # --- a throwaway redis-server ----------------------------------------------------------------
@@ -332,6 +410,7 @@ class Round:
     rss_before: int = 0
     rss_after: int = 0
     others_cpu: float = 0.0  # the upstream's and the load client's CPU in the round
+    floor_cpu_us: float = float("nan")  # the byte-for-byte relay's CPU µs per event
 
     @property
     def cpu_us(self) -> float:
@@ -385,6 +464,7 @@ def run_round(
     upstream: Upstream,
     client: LoadClient,
     folder: Path,
+    floor: FloorRelay | None = None,
 ) -> Round:
     """One round: `processes` server processes (behind one Redis with `--store redis`; each with
     its own memory store otherwise), `streams` streams spread over them."""
@@ -412,6 +492,15 @@ def run_round(
             url = upstream.url + bench_client.request_path(PROTOCOL)
             direct = client.run(url, streams, False, args.ramp)
             result.direct_ttfe = direct["ttfe"]
+        if floor is not None:
+            upstream.queue(streams, args.events, args.pace_ms)
+            url = floor.url + bench_client.request_path(PROTOCOL)
+            before = process_cpu(floor.process.pid)
+            carried = client.run(url, streams, False, args.ramp)
+            if carried["errors"] or not carried["events"]:
+                raise RuntimeError(f"the floor relay failed: {carried['errors'][:1]}")
+            spent = process_cpu(floor.process.pid) - before
+            result.floor_cpu_us = spent / carried["events"] * 1e6
         upstream.queue(streams, args.events, args.pace_ms)
         result.rss_before = sum(server.rss() for server in servers)
         spy = start_py_spy(args.py_spy, servers[0].process.pid, store, streams)
@@ -442,7 +531,7 @@ def report(rounds: list[Round], decode_us: float, args: argparse.Namespace) -> i
     print(
         f"\n{'store':7} {'procs':>5} {'streams':>7} {'events':>8} {'events/s':>9} {'cpu µs/ev':>9} "
         f"{'capacity':>9} {'ttfe p50':>8} {'p99':>7} {'direct p99':>10} {'errors':>6} "
-        f"{'rss MB':>13} {'others':>6}  target"
+        f"{'rss MB':>13} {'others':>6} {'floor':>6}  target"
     )
     status = 0
     for r in rounds:
@@ -456,14 +545,15 @@ def report(rounds: list[Round], decode_us: float, args: argparse.Namespace) -> i
             f"{r.cpu_us:9.1f} {r.capacity:9,.0f} {percentile(r.ttfe, 50) * 1e3:6.0f}ms "
             f"{percentile(r.ttfe, 99) * 1e3:5.0f}ms {direct:8.0f}ms {len(r.errors):6d} "
             f"{r.rss_before / 2**20:5.0f} → {r.rss_after / 2**20:4.0f} "
-            f"{r.others_cpu / r.wall:6.2f}  "
+            f"{r.others_cpu / r.wall:6.2f} {r.floor_cpu_us:6.1f}  "
             f"{target} {'PASS' if ok else 'FAIL'}"
         )
     print(f"\nbaseline: in-process decode {decode_us:.1f} µs/event (same body, same run)")
     print(
         "capacity: 1e6 / cpu µs per event, the events/s of one server process on a core of its"
         " own (with several processes: per core); others: the upstream's and the load client's"
-        f" CPU (cores) beside the servers, of {os.cpu_count()} on this machine"
+        f" CPU (cores) beside the servers, of {os.cpu_count()} on this machine; floor: CPU µs"
+        " per event of a byte-for-byte TCP relay (uvloop, no HTTP) carrying the same streams"
     )
     for r in rounds:
         if r.errors:
@@ -497,15 +587,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--traces", action="store_true", help="the server records traces")
     parser.add_argument("--no-direct", action="store_true", help="skip the direct TTFE baseline")
+    parser.add_argument(
+        "--no-floor", action="store_true", help="skip the byte-for-byte relay's CPU baseline"
+    )
     parser.add_argument("--py-spy", metavar="FOLDER", help="profile the server with py-spy")
     parser.add_argument("--quick", action="store_true", help="short streams (20 events)")
     parser.add_argument("--upstream", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--load", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--floor", metavar="HOST:PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.upstream:
         return serve_upstream()
     if args.load:
         return serve_load()
+    if args.floor:
+        return serve_floor(args.floor)
     if args.quick:
         args.events = min(args.events, 20)
     if args.ramp is None:
@@ -525,6 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     decode_us = decode_us_per_event(args.events)
     upstream = Upstream()
     client = LoadClient()
+    floor = None if args.no_floor else FloorRelay(upstream.url)
     rounds: list[Round] = []
     try:
         with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
@@ -533,7 +630,9 @@ def main(argv: list[str] | None = None) -> int:
                     for count in counts:
                         folder = Path(tmp) / f"{len(rounds)}-{store}-{processes}-{count}"
                         folder.mkdir()
-                        r = run_round(store, count, processes, args, upstream, client, folder)
+                        r = run_round(
+                            store, count, processes, args, upstream, client, folder, floor
+                        )
                         rounds.append(r)
                         print(
                             f"  {store} ×{processes} {count}: {r.events:,} events, "
@@ -545,6 +644,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         client.close()
+        if floor is not None:
+            floor.close()
         upstream.close()
     return report(rounds, decode_us, args)
 
