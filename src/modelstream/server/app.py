@@ -20,7 +20,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from ..errors import ModelstreamError
@@ -34,6 +34,7 @@ from .limits import read_body
 from .logs import hide_response_ids
 from .metrics import CONTENT_TYPE, ServerMetrics
 from .request_policy import check_upstream_request
+from .responses import EventStreamResponse
 from .stores import MemoryStore, StoreError, StreamStore
 from .streams import StreamRelay
 
@@ -90,10 +91,8 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
                 ) from None
         except Refusal as refusal:
             return refused("stream", refusal)
-        return StreamingResponse(
-            relay.sse(response_id, 0),
-            media_type=wire.EVENT_STREAM,
-            headers={**_SSE_HEADERS, wire.RESPONSE_ID_HEADER: response_id},
+        return EventStreamResponse(
+            relay.sse(response_id, 0), {**_SSE_HEADERS, wire.RESPONSE_ID_HEADER: response_id}
         )
 
     async def resume_stream(request: Request) -> Response:
@@ -114,10 +113,8 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         except Refusal as refusal:
             return refused("resume", refusal)
         metrics.requests.inc("resume", "resumed")
-        return StreamingResponse(
-            relay.sse(response_id, after),
-            media_type=wire.EVENT_STREAM,
-            headers={**_SSE_HEADERS, wire.RESPONSE_ID_HEADER: response_id},
+        return EventStreamResponse(
+            relay.sse(response_id, after), {**_SSE_HEADERS, wire.RESPONSE_ID_HEADER: response_id}
         )
 
     async def list_models(request: Request) -> Response:

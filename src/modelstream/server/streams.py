@@ -23,7 +23,7 @@ import hmac
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -426,7 +426,7 @@ class StreamRelay:
             raise _store_unavailable() from None
         return stored is not None and hmac.compare_digest(stored.encode(), owner.encode())
 
-    async def sse(self, response_id: str, after_seq: int) -> AsyncIterator[bytes]:
+    async def sse(self, response_id: str, after_seq: int) -> AsyncGenerator[bytes, None]:
         """The SSE body of a stream from `after_seq` on: stored events, then live ones, then
         `[DONE]`; keep-alive comments while nothing arrives."""
         after = after_seq
