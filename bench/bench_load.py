@@ -23,6 +23,7 @@ any Python relay pays per event for the event loop and the socket calls alone at
     .venv/bin/python bench/bench_load.py                       # 50, 200, 1000 streams, memory
     .venv/bin/python bench/bench_load.py --streams 200,1000 --store memory,redis
     .venv/bin/python bench/bench_load.py --quick --streams 5   # smoke run, a few seconds
+    .venv/bin/python bench/bench_load.py --streams 200 --compare ../base/src   # A/B, side by side
 
 Exit status: 0 when every round met its targets (memory: ≤ 50 µs/event and no error at 200
 streams; Redis: ≤ 100 µs/event, no error), 1 when one was missed, 2 when a party failed.
@@ -411,6 +412,7 @@ class Round:
     rss_after: int = 0
     others_cpu: float = 0.0  # the upstream's and the load client's CPU in the round
     floor_cpu_us: float = float("nan")  # the byte-for-byte relay's CPU µs per event
+    cpu_each: list[float] = field(default_factory=list)  # per server process
 
     @property
     def cpu_us(self) -> float:
@@ -471,8 +473,10 @@ def run_round(
     result = Round(store, streams, processes)
     redis = RedisServer(folder) if store == "redis" else None
     servers: list[RelayServer] = []
+    # with --compare: this tree's server, then one importing modelstream from the other tree
+    sources = [None, args.compare] if args.compare else [None] * processes
     try:
-        for _ in range(processes):
+        for source in sources:
             servers.append(
                 RelayServer(
                     upstream.url,
@@ -481,6 +485,7 @@ def run_round(
                     served={PROTOCOL: SERVED_MODEL},
                     limits={"max_concurrent_streams": max(streams, 1) + 16},
                     redis=redis.url if redis else None,
+                    source=source,
                 )
             )
         urls = ",".join(server.url + "/v1/stream" for server in servers)
@@ -507,7 +512,10 @@ def run_round(
         cpu = [server.cpu() for server in servers]
         upstream_cpu = process_cpu(upstream.process.pid)
         relayed = client.run(urls, streams, True, args.ramp)
-        result.cpu = sum(server.cpu() - before for server, before in zip(servers, cpu, strict=True))
+        result.cpu_each = [
+            server.cpu() - before for server, before in zip(servers, cpu, strict=True)
+        ]
+        result.cpu = sum(result.cpu_each)
         result.others_cpu = process_cpu(upstream.process.pid) - upstream_cpu + relayed["cpu"]
         if spy is not None:
             spy.send_signal(signal.SIGINT)  # py-spy writes its profile on SIGINT
@@ -549,6 +557,16 @@ def report(rounds: list[Round], decode_us: float, args: argparse.Namespace) -> i
             f"{target} {'PASS' if ok else 'FAIL'}"
         )
     print(f"\nbaseline: in-process decode {decode_us:.1f} µs/event (same body, same run)")
+    if args.compare:
+        print(
+            f"compare: CPU µs per event of this tree's server and of {args.compare}'s, side by side"
+        )
+        for r in rounds:
+            here, there = (cpu / (r.events / 2) * 1e6 for cpu in r.cpu_each)
+            print(
+                f"  {r.store} {r.streams}: this tree {here:.1f}, the other {there:.1f}, "
+                f"this / other {here / there:.2f}"
+            )
     print(
         "capacity: 1e6 / cpu µs per event, the events/s of one server process on a core of its"
         " own (with several processes: per core); others: the upstream's and the load client's"
@@ -590,6 +608,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-floor", action="store_true", help="skip the byte-for-byte relay's CPU baseline"
     )
+    parser.add_argument(
+        "--compare",
+        metavar="SRC",
+        help="run two servers side by side, this tree's and one importing modelstream from the "
+        "folder SRC (e.g. another worktree's src), streams alternating; prints each one's CPU "
+        "per event: an A/B that shares the machine's ups and downs",
+    )
     parser.add_argument("--py-spy", metavar="FOLDER", help="profile the server with py-spy")
     parser.add_argument("--quick", action="store_true", help="short streams (20 events)")
     parser.add_argument("--upstream", action="store_true", help=argparse.SUPPRESS)
@@ -608,6 +633,11 @@ def main(argv: list[str] | None = None) -> int:
         args.ramp = args.events * args.pace_ms / 1000
     counts = [int(n) for n in args.streams.split(",") if n]
     process_counts = [int(n) for n in args.processes.split(",") if n]
+    if args.compare:
+        if not Path(args.compare, "modelstream").is_dir():
+            parser.error(f"--compare: no modelstream package in {args.compare}")
+        args.compare = str(Path(args.compare).resolve())
+        process_counts = [2]
     stores = [s for s in args.store.split(",") if s]
     if any(s not in CPU_TARGET_US for s in stores) or not counts or not process_counts:
         parser.error("--store takes memory and/or redis; --streams and --processes lists of counts")

@@ -119,9 +119,11 @@ class RelayServer:
         served: Mapping[str, str] = SERVED,
         limits: Mapping[str, int] | None = None,
         redis: str | None = None,
+        source: str | None = None,
     ) -> None:
         """`served` maps each protocol to the model id the server serves it as; `redis` is
-        the URL of the store to keep streams in (default: the server's memory)."""
+        the URL of the store to keep streams in (default: the server's memory); `source`, a
+        folder the `modelstream` package is imported from instead of the installed one."""
         config: dict[str, Any] = {
             "models": [
                 {
@@ -146,6 +148,8 @@ class RelayServer:
         path.write_text(json.dumps(config))
         env = {**os.environ, UPSTREAM_KEY_ENV: UPSTREAM_KEY, SERVER_KEY_ENV: SERVER_KEY}
         env.pop("MODELSTREAM_TRACES_OTEL", None)
+        if source is not None:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
         serve = ["--config", str(path), "--port", "0", "--log-level", "warning"]
         if redis is not None:
             serve += ["--redis", redis]
