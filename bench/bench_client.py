@@ -102,12 +102,12 @@ def serve() -> int:
 
 
 class ChildEmulator:
-    """A bench script's emulator child (`script flag`): it prints its URL, then answers each
+    """A bench script's child (`script *args`): it prints its URL; an emulator then answers each
     line the parent writes with "queued" once the replies are queued."""
 
-    def __init__(self, script: str, flag: str) -> None:
+    def __init__(self, script: str, *args: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(script), flag],
+            [sys.executable, os.path.abspath(script), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -118,7 +118,7 @@ class ChildEmulator:
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line:
-            raise RuntimeError("the emulator process ended before answering")
+            raise RuntimeError(f"the child {self.process.args} ended before answering")
         return line.strip()
 
     def _ask(self, line: str) -> None:

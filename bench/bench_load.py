@@ -179,28 +179,11 @@ def serve_floor(address: str) -> int:
     return 0
 
 
-class FloorRelay:
-    def __init__(self, upstream_url: str) -> None:
-        address = upstream_url.split("//", 1)[1]
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--floor", address],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        self.url = self.process.stdout.readline().strip()
-        if not self.url:
-            raise RuntimeError("the floor relay ended before answering")
+class FloorRelay(bench_client.ChildEmulator):
+    """The `--floor` child, relaying to the upstream at `upstream_url`."""
 
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+    def __init__(self, upstream_url: str) -> None:
+        super().__init__(__file__, "--floor", upstream_url.split("//", 1)[1])
 
 
 # --- a throwaway redis-server ----------------------------------------------------------------

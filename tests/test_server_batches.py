@@ -318,3 +318,28 @@ def test_the_load_benchmark_runs_quickly_and_reports_each_round() -> None:
     # per row: processes, streams, events (20 chunks: 20 deltas, done, stop)
     assert [row[1:4] for row in rows] == [["1", "5", "110"], ["2", "5", "110"]]
     assert "in-process decode" in done.stdout
+    # the floor: the byte-for-byte relay's CPU per event, a number in every row
+    floors = [float(row[row.index("→") + 3]) for row in rows]
+    assert all(0 < floor < 10_000 for floor in floors), floors
+
+
+def test_the_load_benchmark_compares_two_trees_side_by_side() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "bench")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench_load.py"),
+            *("--quick", "--streams", "6", "--no-direct", "--no-floor"),
+            *("--compare", str(ROOT / "src")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if "this / other" in line]
+    here, there = (float(part.split()[-1]) for part in line.split(", ")[:2])
+    assert here > 0 and there > 0
+    assert float(line.split()[-1]) == pytest.approx(here / there, abs=0.01)
