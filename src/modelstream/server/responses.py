@@ -44,9 +44,9 @@ class EventStreamResponse(Response):
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
-            if not self._client_left:
-                raise  # the server is stopping
-            writer.uncancel()  # the client left: the response is simply over
+            # the client left: the response is simply over, unless the server is stopping too
+            if not self._client_left or writer.uncancel() > 0:
+                raise
         finally:
             # set before anything here awaits: the watcher cancels only while this writes
             self._writing = False
