@@ -299,47 +299,36 @@ def test_concurrent_streams_past_one_pool_get_a_second_pool(
 # --- the load benchmark ----------------------------------------------------------------------
 
 
-def test_the_load_benchmark_runs_quickly_and_reports_each_round() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "bench")}
+def run_load_benchmark(*args: str) -> str:
+    """bench/bench_load.py with `args`, which must exit 0; its output."""
     done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "bench_load.py"),
-            *("--quick", "--streams", "5", "--processes", "1,2"),
-        ],
+        [sys.executable, str(ROOT / "bench" / "bench_load.py"), *args],
         capture_output=True,
         text=True,
         timeout=60,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "bench")},
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("memory ")]
+    return done.stdout
+
+
+def test_the_load_benchmark_runs_quickly_and_reports_each_round() -> None:
+    output = run_load_benchmark("--quick", "--streams", "5", "--processes", "1,2")
+    rows = [line.split() for line in output.splitlines() if line.startswith("memory ")]
     # per row: processes, streams, events (20 chunks: 20 deltas, done, stop)
     assert [row[1:4] for row in rows] == [["1", "5", "110"], ["2", "5", "110"]]
-    assert "in-process decode" in done.stdout
+    assert "in-process decode" in output
     # the floor: the byte-for-byte relay's CPU per event, a number in every row
     floors = [float(row[row.index("→") + 3]) for row in rows]
     assert all(0 < floor < 10_000 for floor in floors), floors
 
 
 def test_the_load_benchmark_compares_two_trees_side_by_side() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "bench")}
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "bench_load.py"),
-            *("--quick", "--streams", "6", "--no-direct", "--no-floor"),
-            *("--compare", str(ROOT / "src")),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        check=False,
+    output = run_load_benchmark(
+        *("--quick", "--streams", "6", "--no-direct", "--no-floor", "--compare", str(ROOT / "src"))
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    (line,) = [line for line in done.stdout.splitlines() if "this / other" in line]
+    (line,) = [line for line in output.splitlines() if "this / other" in line]
     here, there = (float(part.split()[-1]) for part in line.split(", ")[:2])
     assert here > 0 and there > 0
     assert float(line.split()[-1]) == pytest.approx(here / there, abs=0.01)
