@@ -25,6 +25,18 @@ pytest_plugins = ["test_server_support"]
 GUESSED_KEY = "msk-guessed-but-wrong-31415"
 
 
+def streams_and_replays(http: httpx.Client, count: int) -> list[str]:
+    """`count` streams, each as sent and as a resume from its start replays it: what a client
+    reads of the stored events."""
+    seen: list[str] = []
+    for _ in range(count):
+        stream = post_stream(http, stream_body("anthropic"))
+        seen.append(stream.raw.decode())
+        replay = http.get(f"/v1/streams/{stream.response_id}", headers=AUTH)
+        seen.append(read_sse(replay).raw.decode())
+    return seen
+
+
 def test_no_key_appears_in_logs_error_bodies_or_events(
     serve: Serve, emu: Emulator, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -38,11 +50,7 @@ def test_no_key_appears_in_logs_error_bodies_or_events(
     server = serve()
     seen: list[str] = []
     with httpx.Client(base_url=server.url) as http:
-        for _ in range(3):
-            stream = post_stream(http, stream_body("anthropic"))
-            seen.append(stream.raw.decode())
-            replay = http.get(f"/v1/streams/{stream.response_id}", headers=AUTH)
-            seen.append(read_sse(replay).raw.decode())
+        seen += streams_and_replays(http, 3)
         for headers in ({}, {"authorization": f"Bearer {GUESSED_KEY}"}):
             seen.append(http.post("/v1/stream", json=stream_body(), headers=headers).text)
         seen.append(http.post("/v1/stream", content=b"{", headers=AUTH).text)
@@ -69,11 +77,7 @@ def test_a_short_upstream_key_is_never_written_by_the_server_itself(
     server = serve()
     seen: list[str] = []
     with httpx.Client(base_url=server.url) as http:
-        for _ in range(3):
-            stream = post_stream(http, stream_body("anthropic"))
-            seen.append(stream.raw.decode())
-            replay = http.get(f"/v1/streams/{stream.response_id}", headers=AUTH)
-            seen.append(read_sse(replay).raw.decode())
+        seen += streams_and_replays(http, 3)
         seen.append(http.get("/v1/models", headers=AUTH).text)
 
     logged = [record.getMessage() + (record.exc_text or "") for record in caplog.records]
