@@ -79,12 +79,17 @@ class ServeProcess:
         return self.process.wait(20)
 
 
-@pytest.fixture
-def config_file(tmp_path: Path, emu: Emulator) -> Path:
-    path = tmp_path / "server.toml"
-    text = CONFIG.replace("{client}", CLIENT_KEY_ENV).replace("{upstream}", UPSTREAM_KEY_ENV)
+def write_config(folder: Path, emu: Emulator, template: str = CONFIG) -> Path:
+    """`template` filled in (the keys' variables, the emulator's URL) as `folder`/server.toml."""
+    path = folder / "server.toml"
+    text = template.replace("{client}", CLIENT_KEY_ENV).replace("{upstream}", UPSTREAM_KEY_ENV)
     path.write_text(text.replace("{base_url}", emu.base_url("anthropic-messages")))
     return path
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, emu: Emulator) -> Path:
+    return write_config(tmp_path, emu)
 
 
 @pytest.fixture

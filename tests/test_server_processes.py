@@ -22,7 +22,7 @@ import pytest
 
 from modelstream.testing import Emulator, Reply
 from test_redis_support import RedisProcess, free_port
-from test_server_command import ServeProcess
+from test_server_command import ServeProcess, write_config
 from test_server_resume import STORY, first_piece, last_event_id, resume
 from test_server_support import (
     AUTH,
@@ -59,10 +59,7 @@ def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
 
 @pytest.fixture
 def config_file(tmp_path: Path, emu: Emulator) -> Path:
-    path = tmp_path / "server.toml"
-    text = CONFIG.replace("{client}", CLIENT_KEY_ENV).replace("{upstream}", UPSTREAM_KEY_ENV)
-    path.write_text(text.replace("{base_url}", emu.base_url("anthropic-messages")))
-    return path
+    return write_config(tmp_path, emu, CONFIG)
 
 
 @pytest.fixture
