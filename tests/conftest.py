@@ -4,7 +4,21 @@ from collections.abc import Iterator
 
 import pytest
 
+from modelstream.testing import Emulator
 from support import ReplayServer
+
+
+@pytest.fixture
+def emu() -> Iterator[Emulator]:
+    """A scripted provider on loopback (modelstream.testing), fresh for each test."""
+    with Emulator() as emulator:
+        yield emulator
+
+
+@pytest.fixture(params=["sync", "async"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """Each test that takes it runs with the blocking client and with the async one."""
+    return str(request.param)
 
 
 @pytest.fixture(scope="session")

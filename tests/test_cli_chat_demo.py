@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 import wave
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -86,12 +85,6 @@ def summary_row(output: str, label: str) -> str:
 
 def json_lines(stdout: str) -> list[Any]:
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
-
-
-@pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
 
 
 # --- demo ----------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -28,17 +27,6 @@ from modelstream.testing import Emulator, Reply, Turn
 KEY = "sk-test-0123456789"
 MODEL = "claude-sonnet-4-5"
 LONG = "word " * 300
-
-
-@pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def complete(emu: Emulator, mode: str, client: dict[str, Any], call: dict[str, Any]) -> Any:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,12 +186,6 @@ async def _stream_async(
         except StreamError as exc:
             error = exc
     return Outcome(events, stream.result, error, sleeps)
-
-
-@pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
 
 
 @pytest.fixture(params=["sync", "async"])

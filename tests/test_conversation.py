@@ -7,7 +7,7 @@ Every test runs twice: with `Conversation` over `Client`, and with `AsyncConvers
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,12 +28,6 @@ from modelstream.testing.render import STREAM_PROTOCOLS
 API_KEY = "sk-test-conversation"
 # a model for each protocol (the runner passes `client_type=` too)
 MODELS = {name: REGISTRY[name].example_model or "emulated-model" for name in STREAM_PROTOCOLS}
-
-
-@pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
 
 
 class Runner:
@@ -93,11 +87,6 @@ def run_body(runner: Runner, body: Callable[[Any], Any], **conversation: Any) ->
 
         return runner.run(sync_body, **conversation)
     return runner.run(body, **conversation)
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 @pytest.fixture(params=list(MODELS))

@@ -56,17 +56,6 @@ GET_WEATHER = {
 }
 
 
-@pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 def run_loop(
     mode: str,
     emu: Emulator,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -42,17 +41,6 @@ TURN = Turn(
     usage={"cached_tokens": 5, "prompt_tokens": 40, "thoughts_tokens": None, "response_tokens": 17},
 )
 LONG = "word " * 400
-
-
-@pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture(params=["sync", "async"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 class SyncFacade:

@@ -75,12 +75,6 @@ Serve = Callable[..., LiveServer]
 
 
 @pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture
 def serve(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Serve]:
     """`serve(store=None, **config_overrides)` starts a server; all are stopped after the test."""
     monkeypatch.setenv(UPSTREAM_KEY_ENV, UPSTREAM_KEY)

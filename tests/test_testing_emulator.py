@@ -8,7 +8,6 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +39,6 @@ from modelstream.types import Message, Usage
 from support import CORPUS, decode_chunks, require_corpus
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src/modelstream/samples/anthropic-tool-call.sse"
-
-
-@pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
 
 
 @pytest.fixture

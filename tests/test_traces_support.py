@@ -56,12 +56,6 @@ def png_data_url(
 
 
 @pytest.fixture
-def emu() -> Iterator[Emulator]:
-    with Emulator() as emulator:
-        yield emulator
-
-
-@pytest.fixture
 def store(tmp_path: Path) -> Iterator[TraceStore]:
     trace_store = TraceStore(tmp_path / "traces.sqlite3")
     yield trace_store
