@@ -104,7 +104,7 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
     async def cost(request: Request) -> Response:
         try:
             check_key(request)
-            asked = _json_object(await read_body(request, MAX_SMALL_BODY))
+            asked = wire.json_object(await read_body(request, MAX_SMALL_BODY))
             model = asked.get("model")
             entry = settings.model(model) if isinstance(model, str) else None
             usage, at_ms = asked.get("usage"), asked.get("at_ms")
@@ -173,16 +173,6 @@ def _is_usage(value: Any) -> bool:
         value.get(name) is None or (type(value[name]) is int and value[name] >= 0)
         for name in ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens")
     )
-
-
-def _json_object(body: bytes) -> dict[str, Any]:
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise invalid_request(f"the request body is not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise invalid_request("the request body must be a JSON object")
-    return value
 
 
 __all__ = ["COOKIE", "create_playground"]

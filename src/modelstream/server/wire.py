@@ -56,15 +56,22 @@ class StreamRequest:
     caller: str | None = None  # `auth.key_hash` of the caller's key; None on an open server
 
 
-def parse_stream_request(body: bytes) -> StreamRequest:
-    """The `{"model", "messages", "config"}` of a POST /v1/stream body; raises `Refusal` (400)
-    naming the first field whose shape is not the SPEC's (`modelstream.shapes`)."""
+def json_object(body: bytes, shape: str = "") -> dict[str, Any]:
+    """A request body that must be a JSON object (its `shape` named in the refusal); raises
+    `Refusal` (400) for anything else."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise invalid_request(f"the request body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise invalid_request('the request body must be a JSON object {"model", "messages", ...}')
+        raise invalid_request(f"the request body must be a JSON object {shape}".rstrip())
+    return data
+
+
+def parse_stream_request(body: bytes) -> StreamRequest:
+    """The `{"model", "messages", "config"}` of a POST /v1/stream body; raises `Refusal` (400)
+    naming the first field whose shape is not the SPEC's (`modelstream.shapes`)."""
+    data = json_object(body, '{"model", "messages", ...}')
     model = data.get("model")
     if not isinstance(model, str) or not model:
         raise invalid_request("'model' must be a non-empty string; GET /v1/models lists them")
