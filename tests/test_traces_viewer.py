@@ -54,6 +54,22 @@ class Viewer:
 
 
 @contextlib.contextmanager
+def traced_client(model: str, db: Path) -> Iterator[tuple[Emulator, Client]]:
+    """An emulator and a blocking client of it (Responses, one attempt) tracing into `db`."""
+    with (
+        Emulator() as emu,
+        Client(
+            model,
+            api_key=API_KEY,
+            base_url=emu.base_url("openai-responses"),
+            traces=db,
+            retry=RetryPolicy(max_attempts=1),
+        ) as client,
+    ):
+        yield emu, client
+
+
+@contextlib.contextmanager
 def serving(db: Path, *options: str) -> Iterator[str]:
     """`python -m modelstream.traces serve` on an ephemeral port over `db`: its URL."""
     command = [sys.executable, "-m", "modelstream.traces", "serve", "--db", str(db), "--port", "0"]
@@ -514,16 +530,7 @@ def test_failed_and_cancelled_turns_show_usage_unknown_in_the_list_and_on_the_pa
     from playwright.sync_api import expect
 
     db = tmp_path / "failures.sqlite3"
-    with (
-        Emulator() as emu,
-        Client(
-            "gpt-5-mini",
-            api_key=API_KEY,
-            base_url=emu.base_url("openai-responses"),
-            traces=db,
-            retry=RetryPolicy(max_attempts=1),
-        ) as client,
-    ):
+    with traced_client("gpt-5-mini", db) as (emu, client):
         emu.queue(Reply.status(500))
         with contextlib.suppress(StreamError):
             client.complete([user("Hello?")], {"trace_id": "refused"})
@@ -564,16 +571,7 @@ def test_each_turn_and_the_trace_show_their_cost_and_unknown_is_never_zero(
     from playwright.sync_api import expect
 
     db = tmp_path / "costs.sqlite3"
-    with (
-        Emulator() as emu,
-        Client(
-            "gpt-5-nano",
-            api_key=API_KEY,
-            base_url=emu.base_url("openai-responses"),
-            traces=db,
-            retry=RetryPolicy(max_attempts=1),
-        ) as client,
-    ):
+    with traced_client("gpt-5-nano", db) as (emu, client):
         for _ in range(2):
             emu.queue(Reply.turn(Turn.text("Priced.", usage=usage(0, 1000, 0, 500))))
             client.complete([user("What does this cost?")], {"trace_id": "priced"})
