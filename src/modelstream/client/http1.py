@@ -101,7 +101,6 @@ class _Connection(WaitingProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = self.gone = True
-        self.stop_timers()
         if self._gone is not None and not self._gone.done():
             self._gone.set_result(None)
         if self.parser is not None and not self.complete:
@@ -109,7 +108,7 @@ class _Connection(WaitingProtocol):
                 self._fail(httpx.ReadError(str(exc) or type(exc).__name__))
             else:
                 self.eof_received()
-        self.drained()
+        super().connection_lost(exc)
 
     # --- httptools callbacks -----------------------------------------------------------------
 

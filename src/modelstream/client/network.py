@@ -144,11 +144,13 @@ class WaitingProtocol(asyncio.Protocol):
             return
         waiter.set_exception(self._read_error("timed out reading"))
 
-    def stop_timers(self) -> None:
-        """The connection is gone: its timer need not hold it until the deadline."""
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Each subclass's, last: a writer waiting goes on (to fail), and the reader's timer
+        no longer holds the connection until its deadline."""
         if self._read_timer is not None:
             self._read_timer.cancel()
             self._read_timer = None
+        self.drained()
 
     async def wait_drained(self, timeout: float | None, error: type[Exception]) -> None:
         """After a write: until the send buffer is below its high-water mark; `error("timed
@@ -184,9 +186,8 @@ class _Connection(WaitingProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.eof = True
         self.lost = exc
-        self.stop_timers()
         self.wake()
-        self.drained()
+        super().connection_lost(exc)
 
 
 def _expire(future: asyncio.Future[None], error: type[Exception]) -> None:
