@@ -20,6 +20,7 @@ from ..auth.signing import RequestSigner
 from ..error_bodies import ErrorBodyReader, read_error_body
 from .common.decoding import StreamDecoderAdapter
 from .common.encoding import RequestEncoder
+from .common.gateway import GatewayWire
 
 Framing = Literal["sse", "json", "eventstream"]
 
@@ -94,6 +95,8 @@ class Protocol:
     relayed: bool = False  # a modelstream server's relayed events, not a provider's wire
     embedding: bool = False  # answers with vectors, not a stream of items
     models: ModelListing | None = None  # the models endpoint, where the protocol has one
+    # the inbound half: the server answers in this wire (SPEC §8, docs/gateway.md); None: not
+    gateway: GatewayWire | None = None
 
 
 __all__ = ["Emulation", "Framing", "ModelRoute", "Protocol", "Provider", "SignerFactory"]
