@@ -28,7 +28,7 @@ from ..traces.store import TraceLimits
 _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 _TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seconds"}
-_TOP_KEYS |= {"retain_seconds", "traces", "trace_limits"}
+_TOP_KEYS |= {"retain_seconds", "traces", "trace_limits", "fidelity_key"}
 _MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
 _MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body", "platform"}
 
@@ -80,6 +80,9 @@ class ServerSettings:
     # default (MODELSTREAM_TRACES, else the user's data folder; docs/traces.md)
     traces: str | bool | None = None
     trace_limits: TraceLimits = field(default_factory=TraceLimits)  # what traces may hold
+    # the key that seals fidelity crossing wires (docs/gateway.md); None: one per process,
+    # so set it when several instances serve one client
+    fidelity_key: Secret | None = field(default=None, repr=False)
 
     @property
     def open(self) -> bool:
@@ -158,7 +161,17 @@ def settings_from_mapping(data: Mapping[str, Any], env: Mapping[str, str]) -> Se
         ),
         traces=_traces(data),
         trace_limits=_trace_limits(data),
+        fidelity_key=_fidelity_key(data, env),
     )
+
+
+def _fidelity_key(data: Mapping[str, Any], env: Mapping[str, str]) -> Secret | None:
+    if data.get("fidelity_key") is None:
+        return None
+    name, secret = _secret(data["fidelity_key"], "fidelity_key", env)
+    if len(secret.reveal().encode()) < 16:
+        raise ServerConfigError(f"fidelity_key: {name} must hold at least 16 bytes (random)")
+    return secret
 
 
 def _traces(data: Mapping[str, Any]) -> str | bool | None:

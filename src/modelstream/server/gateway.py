@@ -1,0 +1,380 @@
+"""The providers' own APIs, inbound (SPEC §8, docs/gateway.md): any client in, any model out.
+
+Every protocol whose descriptor has a `gateway` (`GatewayWire`) adds its routes here. A request
+goes through the same checks as `POST /v1/stream` (key → body size → JSON → the wire's own
+decoder → model → upstream policy → capacity), then through the same relay and store, so a
+gateway stream is resumable, traced, counted and priced like any other. What differs is only
+the reading side: the stored events are written back through the caller's wire's writer.
+
+    caller's request ─► wire.decode_request ─► StreamRelay.start ─► store ◄─ producer (upstream)
+    caller ◄── wire.writer(ctx).feed(event) ◄── store.read ◄────────────────────┘
+
+The response's headers wait for the stream's first entry: an upstream that refuses the request
+(a 429 with its retry-after, a 400, an unknown model upstream) is the caller's HTTP status and
+its wire's error body, never a 200 stream that fails at once. After the first event an error
+ends the stream in the wire's own in-stream form (`StreamWriter.fail`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..client.routing import resolve_route
+from ..errors import ModelstreamError
+from ..jsonwire import loads_event
+from ..protocols import REGISTRY
+from ..protocols.common.fidelity_seal import FidelityForgedError, FidelitySeal
+from ..protocols.common.gateway import (
+    GatewayError,
+    GatewayRoute,
+    GatewayWire,
+    InboundCall,
+    InboundRequest,
+    InboundRequestError,
+    ServedModel,
+    StreamWriter,
+    WriteContext,
+)
+from ..types import Config, DoneItem, Event, Message
+from . import wire
+from .auth import BearerKeys
+from .config import ModelEntry, ServerSettings
+from .errors import Refusal, invalid_request, not_found
+from .limits import read_body
+from .logs import stream_ref
+from .metrics import ServerMetrics
+from .request_policy import check_upstream_request
+from .responses import EventStreamResponse
+from .stores import Entry, StoreError
+from .streams import StreamRelay
+
+log = logging.getLogger("modelstream.server")
+
+_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+_ERROR_ENTRY = b'{"error"'  # how a stored terminal entry starts (jsonwire.error_object)
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def wire_error(wire_: GatewayWire, error: GatewayError) -> Response:
+    """An HTTP error in the caller's wire: its status, its body, its `retry-after`."""
+    return JSONResponse(wire_.error_body(error), error.status, headers=error.headers)
+
+
+def refusal_error(refusal: Refusal) -> GatewayError:
+    retry_after = refusal.headers.get("retry-after")
+    param = refusal.fields.get("param") or refusal.fields.get("parameter")
+    return GatewayError(
+        status=refusal.status,
+        type=refusal.error_type,
+        message=refusal.message,
+        retry_after=float(retry_after) if retry_after else None,
+        param=param if isinstance(param, str) else None,
+    )
+
+
+def upstream_protocol(entry: ModelEntry) -> str:
+    """The protocol a served model's upstream speaks (its config's, else its model's route)."""
+    return resolve_route(entry.model, entry.client_type, entry.platform).client_type
+
+
+class Gateway:
+    """The routes of every inbound wire (module docstring)."""
+
+    def __init__(
+        self,
+        settings: ServerSettings,
+        relay: StreamRelay,
+        keys: BearerKeys,
+        metrics: ServerMetrics,
+        seal: FidelitySeal,
+    ) -> None:
+        self.settings = settings
+        self.relay = relay
+        self.keys = keys
+        self.metrics = metrics
+        self.seal = seal
+
+    def routes(self, taken: frozenset[str] = frozenset()) -> list[Route]:
+        """The routes of every wire, but for the paths in `taken` (served by the app itself)."""
+        out: list[Route] = []
+        for protocol in REGISTRY.values():
+            gateway = protocol.gateway
+            if gateway is None:
+                continue
+            for route in gateway.routes:
+                endpoint = self._endpoint(protocol.name, gateway, route)
+                if endpoint is not None and route.path not in taken:
+                    out.append(Route(route.path, endpoint, methods=[route.method]))
+        return out
+
+    def served_models(self) -> list[ServedModel]:
+        return [ServedModel(m.server_model_id, m.provider) for m in self.settings.models]
+
+    def _endpoint(self, name: str, wire_: GatewayWire, route: GatewayRoute) -> Endpoint | None:
+        if route.kind == "generate":
+
+            async def generate(request: Request) -> Response:
+                return await self._generate(name, wire_, route, request)
+
+            return generate
+        if route.kind == "models" and wire_.models_body is not None:
+            models_body = wire_.models_body
+
+            async def models(request: Request) -> Response:
+                try:
+                    self.caller(wire_, request)
+                except Refusal as refusal:
+                    return self._refused(name, wire_, refusal)
+                return JSONResponse(models_body(self.served_models()))
+
+            return models
+        return None  # count_tokens, embeddings, retrieve: not served yet (docs/gateway.md)
+
+    # --- checks ---------------------------------------------------------------------------
+
+    def caller(self, wire_: GatewayWire, request: Request) -> str | None:
+        """The caller's key hash (None on an open server), or a 401 `Refusal`."""
+        key = wire_.read_key(request.headers, request.query_params)
+        authorization = None if key is None else f"Bearer {key}"
+        if not self.keys.allows(authorization):
+            raise Refusal(
+                401,
+                "AuthenticationError",
+                "missing or wrong API key: send one of the server's keys the way this API "
+                "takes its key",
+                outcome="unauthorized",
+            )
+        return self.keys.holder(authorization)
+
+    def _refused(self, name: str, wire_: GatewayWire, refusal: Refusal) -> Response:
+        self.metrics.requests.inc(name, refusal.outcome)
+        return wire_error(wire_, refusal_error(refusal))
+
+    async def _inbound(
+        self, wire_: GatewayWire, route: GatewayRoute, request: Request
+    ) -> InboundRequest:
+        body = await read_body(request, self.settings.limits.max_body_bytes)
+        data = wire.json_object(body)
+        call = InboundCall(
+            route,
+            dict(request.path_params),
+            dict(request.query_params),
+            {k.lower(): v for k, v in request.headers.items()},
+        )
+        try:
+            return wire_.decode_request(data, call, self.seal)
+        except InboundRequestError as exc:
+            fields = {"param": exc.param} if exc.param else {}
+            raise Refusal(
+                exc.status,
+                "InvalidRequestError",
+                str(exc),
+                outcome="invalid_request",
+                fields=fields,
+            ) from None
+        except FidelityForgedError as exc:
+            raise invalid_request(str(exc)) from None
+
+    def _config(self, name: str, inbound: InboundRequest, upstream: str) -> Config:
+        """The request's config, with the wire's native fields for a same-protocol upstream."""
+        config = inbound.config
+        dropped = list(inbound.ignored)
+        if inbound.native_fields:
+            if upstream == name:
+                extra = {**config.get("extra_body", {}), **inbound.native_fields}
+                config = {**config, "extra_body": extra}
+            else:
+                dropped += list(inbound.native_fields)
+        if inbound.upstream_headers:
+            dropped += [f"header {h}" for h in inbound.upstream_headers]
+        if dropped:
+            log.info(
+                "gateway %s -> %s: ignored %s", name, upstream, ", ".join(sorted(set(dropped)))
+            )
+        return config
+
+    # --- a turn ----------------------------------------------------------------------------
+
+    async def _generate(
+        self, name: str, wire_: GatewayWire, route: GatewayRoute, request: Request
+    ) -> Response:
+        try:
+            caller = self.caller(wire_, request)
+            inbound = await self._inbound(wire_, route, request)
+            entry = self.settings.model(inbound.model)
+            if entry is None:
+                raise not_found(
+                    f"the model {inbound.model!r} is not served here; list the models this "
+                    "server serves for the ids it knows",
+                    outcome="unknown_model",
+                )
+            upstream = upstream_protocol(entry)
+            config = self._config(name, inbound, upstream)
+            try:
+                check_upstream_request(entry, inbound.messages, config)
+                call = wire.StreamRequest(inbound.model, inbound.messages, config, caller)
+                response_id = await self.relay.start(entry, call)
+            except ModelstreamError as exc:
+                raise _bad_input(exc) from None
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise invalid_request(
+                    f"the request has an unexpected shape ({type(exc).__name__}: {exc})"
+                ) from None
+        except Refusal as refusal:
+            return self._refused(name, wire_, refusal)
+        ctx = WriteContext(
+            response_id=response_id,
+            model=inbound.model,
+            created=int(time.time()),
+            upstream=upstream,
+            seal=self.seal,
+            request=inbound,
+        )
+        reader = self.relay.store.read(response_id, 0, idle_timeout=self.settings.keepalive_seconds)
+        try:
+            first = await _first_entries(reader)
+        except StoreError as exc:
+            await reader.aclose()
+            log.error("stream %s: reading from the store failed: %s", stream_ref(response_id), exc)
+            return wire_error(wire_, _store_lost())
+        if not first or first[0][1].startswith(_ERROR_ENTRY):
+            await reader.aclose()
+            error = _error_of(first[0][1]) if first else _never_finished()
+            return wire_error(wire_, error)
+        headers = {wire.RESPONSE_ID_HEADER: response_id}
+        if not inbound.stream:
+            return await self._final(wire_, ctx, reader, first, headers)
+        body = self._frames(wire_.writer(ctx), reader, first, wire_.content_type)
+        response = EventStreamResponse(body, {**_SSE_HEADERS, **headers})
+        response.headers["content-type"] = wire_.content_type
+        return response
+
+    async def _frames(
+        self,
+        writer: StreamWriter,
+        reader: AsyncGenerator[list[Entry], None],
+        first: list[Entry],
+        content_type: str,
+    ) -> AsyncGenerator[bytes, None]:
+        """The caller's wire frames of the stored entries, as they arrive."""
+        keepalive = wire.KEEPALIVE if content_type.startswith("text/event-stream") else b""
+        ended = False
+        async with contextlib.aclosing(reader):
+            batch: list[Entry] | None = first
+            try:
+                while batch is not None:
+                    if not batch:
+                        if keepalive:
+                            yield keepalive
+                    else:
+                        frames, ended = _write(writer, batch)
+                        if frames:
+                            yield b"".join(frames)
+                        if ended:
+                            return
+                    batch = await anext(reader, None)
+            except StoreError as exc:
+                log.error("a gateway stream lost its store: %s", exc)
+                yield b"".join(writer.fail(_store_lost()))
+                return
+        if not ended:  # the store ended the stream without its end: never a normal finish
+            yield b"".join(writer.fail(_never_finished()))
+
+    async def _final(
+        self,
+        wire_: GatewayWire,
+        ctx: WriteContext,
+        reader: AsyncGenerator[list[Entry], None],
+        first: list[Entry],
+        headers: dict[str, str],
+    ) -> Response:
+        """A non-stream answer: the whole turn, accumulated, or the error that ended it."""
+        items: list[DoneItem] = []
+        stop: Event | None = None
+        try:
+            async with contextlib.aclosing(reader):
+                batch: list[Entry] | None = first
+                while batch is not None and stop is None:
+                    for _, data in batch:
+                        if data.startswith(_ERROR_ENTRY):
+                            return wire_error(wire_, _error_of(data))
+                        event = loads_event(data)
+                        if event["event_type"] == "stop":
+                            stop = event
+                            break
+                        items += [
+                            i  # type: ignore[misc]
+                            for i in event["content_items"]
+                            if i["type"].endswith(".done")
+                        ]
+                    if stop is None:
+                        batch = await anext(reader, None)
+        except StoreError as exc:
+            log.error("stream %s: reading from the store failed: %s", ctx.response_id, exc)
+            return wire_error(wire_, _store_lost())
+        if stop is None:
+            return wire_error(wire_, _never_finished())
+        message: Message = {
+            "role": "assistant",
+            "content_items": items,
+            "usage_metadata": stop["usage_metadata"],
+            "finish_reason": stop["finish_reason"],
+        }
+        return JSONResponse(wire_.final_body(ctx, message), headers=headers)
+
+
+async def _first_entries(reader: AsyncGenerator[list[Entry], None]) -> list[Entry]:
+    """The first non-empty batch of a stream (keep-alive batches skipped); [] if it ended."""
+    async for batch in reader:
+        if batch:
+            return batch
+    return []
+
+
+def _write(writer: StreamWriter, batch: Sequence[Entry]) -> tuple[list[bytes], bool]:
+    """The frames of stored entries, and whether the stream ended with them."""
+    frames: list[bytes] = []
+    for _, data in batch:
+        if data.startswith(_ERROR_ENTRY):
+            frames += writer.fail(_error_of(data))
+            return frames, True
+        event = loads_event(data)
+        frames += writer.feed(event)
+        if event["event_type"] == "stop":
+            return frames, True
+    return frames, False
+
+
+def _error_of(entry: bytes) -> GatewayError:
+    error: dict[str, Any] = orjson.loads(entry)["error"]
+    return GatewayError.from_error_object(error)
+
+
+def _never_finished() -> GatewayError:
+    return GatewayError(
+        502, "IncompleteStreamError", "the upstream stream ended before it was finished"
+    )
+
+
+def _store_lost() -> GatewayError:
+    return GatewayError(
+        503,
+        "StoreUnavailableError",
+        "the server lost its stream store while relaying this stream; retry the turn",
+        retry_after=1,
+    )
+
+
+def _bad_input(exc: ModelstreamError) -> Refusal:
+    fields = exc.fields() if hasattr(exc, "fields") else {}
+    return Refusal(400, type(exc).__name__, str(exc), outcome="invalid_request", fields=fields)
