@@ -127,6 +127,12 @@ class Gateway:
                 return await self._generate(name, wire_, route, request)
 
             return generate
+        if route.kind == "retrieve":
+
+            async def retrieve(request: Request) -> Response:
+                return await self._retrieve(name, wire_, request)
+
+            return retrieve
         if route.kind == "models" and wire_.models_body is not None:
             models_body = wire_.models_body
 
@@ -138,7 +144,7 @@ class Gateway:
                 return JSONResponse(models_body(self.served_models()))
 
             return models
-        return None  # count_tokens, embeddings, retrieve: not served yet (docs/gateway.md)
+        return None  # count_tokens, embeddings: not served yet (docs/gateway.md)
 
     # --- checks ---------------------------------------------------------------------------
 
@@ -220,9 +226,11 @@ class Gateway:
                 )
             upstream = upstream_protocol(entry)
             config = self._config(name, inbound, upstream)
+            created = int(time.time())
+            meta = _meta(name, inbound, upstream, created)
             try:
                 check_upstream_request(entry, inbound.messages, config)
-                call = wire.StreamRequest(inbound.model, inbound.messages, config, caller)
+                call = wire.StreamRequest(inbound.model, inbound.messages, config, caller, meta)
                 response_id = await self.relay.start(entry, call)
             except ModelstreamError as exc:
                 raise _bad_input(exc) from None
@@ -235,7 +243,7 @@ class Gateway:
         ctx = WriteContext(
             response_id=response_id,
             model=inbound.model,
-            created=int(time.time()),
+            created=created,
             upstream=upstream,
             seal=self.seal,
             request=inbound,
@@ -265,8 +273,10 @@ class Gateway:
         reader: AsyncGenerator[list[Entry], None],
         first: list[Entry],
         content_type: str,
+        skip: int = 0,
     ) -> AsyncGenerator[bytes, None]:
-        """The caller's wire frames of the stored entries, as they arrive."""
+        """The caller's wire frames of the stored entries, as they arrive; the first `skip`
+        frames are left out (a resume: the client has them)."""
         keepalive = wire.KEEPALIVE if content_type.startswith("text/event-stream") else b""
         ended = False
         async with contextlib.aclosing(reader):
@@ -278,6 +288,9 @@ class Gateway:
                             yield keepalive
                     else:
                         frames, ended = _write(writer, batch)
+                        if skip:
+                            dropped = min(skip, len(frames))
+                            frames, skip = frames[dropped:], skip - dropped
                         if frames:
                             yield b"".join(frames)
                         if ended:
@@ -289,6 +302,55 @@ class Gateway:
                 return
         if not ended:  # the store ended the stream without its end: never a normal finish
             yield b"".join(writer.fail(_never_finished()))
+
+    async def _retrieve(self, name: str, wire_: GatewayWire, request: Request) -> Response:
+        """A stored turn again: the whole answer, or (`?stream=true`) its stream from after the
+        frame numbered `starting_after`, on any instance that shares the store."""
+        response_id = request.path_params["response_id"]
+        try:
+            caller = self.caller(wire_, request)
+            meta = None
+            if wire.is_response_id(response_id):
+                meta = await self.relay.meta_for(response_id, caller or "")
+            context = _context_of(meta, name)
+            if context is None:
+                raise not_found(
+                    f"no response {response_id!r}: it never existed, or it finished more than "
+                    f"{self.settings.retain_seconds:g} s ago (retain_seconds)"
+                )
+            after = request.query_params.get("starting_after")
+            if after is not None and not after.isdigit():
+                raise invalid_request(
+                    "starting_after must be a sequence number", param="starting_after"
+                )
+        except Refusal as refusal:
+            return self._refused(name, wire_, refusal)
+        self.metrics.requests.inc(name, "resumed")
+        inbound = InboundRequest(
+            context["model"], [], {}, stream=True, options=context.get("options") or {}
+        )
+        ctx = WriteContext(
+            response_id=response_id,
+            model=context["model"],
+            created=context["created"],
+            upstream=context["upstream"],
+            seal=self.seal,
+            request=inbound,
+        )
+        reader = self.relay.store.read(response_id, 0, idle_timeout=self.settings.keepalive_seconds)
+        headers = {wire.RESPONSE_ID_HEADER: response_id}
+        if request.query_params.get("stream", "").lower() != "true":
+            try:
+                first = await _first_entries(reader)
+            except StoreError:
+                await reader.aclose()
+                return wire_error(wire_, _store_lost())
+            return await self._final(wire_, ctx, reader, first, headers)
+        skip = int(after) + 1 if after is not None else 0
+        body = self._frames(wire_.writer(ctx), reader, [], wire_.content_type, skip)
+        response = EventStreamResponse(body, {**_SSE_HEADERS, **headers})
+        response.headers["content-type"] = wire_.content_type
+        return response
 
     async def _final(
         self,
@@ -339,6 +401,35 @@ async def _first_entries(reader: AsyncGenerator[list[Entry], None]) -> list[Entr
         if batch:
             return batch
     return []
+
+
+def _meta(name: str, inbound: InboundRequest, upstream: str, created: int) -> str:
+    """What a resume of this stream needs to write it again (`StreamRequest.meta`)."""
+    context = {
+        "wire": name,
+        "model": inbound.model,
+        "created": created,
+        "upstream": upstream,
+        "options": dict(inbound.options),
+    }
+    try:
+        return orjson.dumps(context).decode()
+    except TypeError:  # options a wire keeps that are not JSON: such a stream is not resumable
+        log.warning("gateway %s: this stream's options are not JSON; it cannot be resumed", name)
+        return ""
+
+
+def _context_of(meta: str | None, name: str) -> dict[str, Any] | None:
+    """The stored context of a stream of wire `name` (None: unknown, or another wire's)."""
+    if not meta:
+        return None
+    try:
+        context = orjson.loads(meta)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(context, dict) or context.get("wire") != name:
+        return None
+    return context
 
 
 def _write(writer: StreamWriter, batch: Sequence[Entry]) -> tuple[list[bytes], bool]:

@@ -204,7 +204,7 @@ class StreamRelay:
         shard.streams += 1
         response_id = wire.new_response_id()
         try:
-            await self.store.create(response_id, request.caller or "")
+            await self.store.create(response_id, _owner_record(request.caller or "", request.meta))
         except BaseException as exc:
             self.slots.release()
             shard.release()
@@ -420,11 +420,21 @@ class StreamRelay:
     async def readable_by(self, response_id: str, owner: str) -> bool:
         """Whether the stream is stored and was started with the key `owner` hashes: a stream
         of another key reads as unknown, so a resume does not tell it exists."""
+        return await self.meta_for(response_id, owner) is not None
+
+    async def meta_for(self, response_id: str, owner: str) -> str | None:
+        """The stream's `StreamRequest.meta` ("" for none) when it is stored and was started
+        with the key `owner` hashes; None otherwise (another key's stream reads as unknown)."""
         try:
             stored = await self.store.owner(response_id)
         except StoreError:
             raise _store_unavailable() from None
-        return stored is not None and hmac.compare_digest(stored.encode(), owner.encode())
+        if stored is None:
+            return None
+        stored_owner, _, meta = stored.partition(_META_SEPARATOR)
+        if not hmac.compare_digest(stored_owner.encode(), owner.encode()):
+            return None
+        return meta
 
     async def sse(self, response_id: str, after_seq: int) -> AsyncGenerator[bytes, None]:
         """The SSE body of a stream from `after_seq` on: stored events, then live ones, then
@@ -561,6 +571,15 @@ class _Outbox:
             return
         self.stored += len(batch)
         self.metrics.events.inc(self.model, amount=len(batch))
+
+
+# A stream's owner record in the store: the owner's key hash, then the stream's meta. Key hashes
+# never hold the separator (`auth.key_hash`: "key-" and hex digits).
+_META_SEPARATOR = "\n"
+
+
+def _owner_record(owner: str, meta: str) -> str:
+    return f"{owner}{_META_SEPARATOR}{meta}" if meta else owner
 
 
 def _store_lost(doing: str, then: str) -> dict[str, dict[str, str]]:

@@ -54,6 +54,9 @@ class StreamRequest:
     messages: list[Message]
     config: Config
     caller: str | None = None  # `auth.key_hash` of the caller's key; None on an open server
+    # what a reader needs to write the stream again, stored beside its owner (a gateway stream:
+    # the caller's wire and its writer's context, server/gateway.py); "" for none
+    meta: str = ""
 
 
 def json_object(body: bytes, shape: str = "") -> dict[str, Any]:
