@@ -61,6 +61,11 @@ log = logging.getLogger("modelstream.server")
 
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 _ERROR_ENTRY = b'{"error"'  # how a stored terminal entry starts (jsonwire.error_object)
+_ESTIMATE_HEADER = "x-modelstream-token-estimate"
+# A count-tokens answer is an estimate from the request's size (no upstream is asked): about
+# four bytes of text a token, and a flat count per image
+_BYTES_PER_TOKEN = 4
+_IMAGE_TOKENS = 1_000
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
@@ -127,6 +132,19 @@ class Gateway:
                 return await self._generate(name, wire_, route, request)
 
             return generate
+        if route.kind == "count_tokens" and wire_.count_tokens_body is not None:
+            count_body = wire_.count_tokens_body
+
+            async def count_tokens(request: Request) -> Response:
+                try:
+                    self.caller(wire_, request)
+                    inbound = await self._inbound(wire_, route, request)
+                except Refusal as refusal:
+                    return self._refused(name, wire_, refusal)
+                estimate = estimate_input_tokens(inbound.messages, inbound.config)
+                return JSONResponse(count_body(estimate), headers={_ESTIMATE_HEADER: "true"})
+
+            return count_tokens
         if route.kind == "retrieve":
 
             async def retrieve(request: Request) -> Response:
@@ -144,7 +162,7 @@ class Gateway:
                 return JSONResponse(models_body(self.served_models()))
 
             return models
-        return None  # count_tokens, embeddings: not served yet (docs/gateway.md)
+        return None  # embeddings: not served yet (docs/gateway.md)
 
     # --- checks ---------------------------------------------------------------------------
 
@@ -401,6 +419,26 @@ async def _first_entries(reader: AsyncGenerator[list[Entry], None]) -> list[Entr
         if batch:
             return batch
     return []
+
+
+def estimate_input_tokens(messages: Sequence[Message], config: Config) -> int:
+    """About how many tokens a request's input is (module constants say how)."""
+    size = len(str(config.get("system_prompt", "")).encode())
+    size += len(orjson.dumps(config.get("tools", []), default=str))
+    images = 0
+    for message in messages:
+        for item in message["content_items"]:
+            if item["type"] == "image_url.done":
+                images += 1
+                continue
+            for key in ("text", "thinking"):
+                value = item.get(key)
+                if isinstance(value, str):
+                    size += len(value.encode())
+            if item["type"] == "tool_call.done":
+                size += len(orjson.dumps(item.get("arguments", {})))
+            images += len(item.get("images", []) if item["type"] == "tool_result.done" else [])
+    return -(-size // _BYTES_PER_TOKEN) + images * _IMAGE_TOKENS
 
 
 def _meta(name: str, inbound: InboundRequest, upstream: str, created: int) -> str:

@@ -205,6 +205,8 @@ class GatewayWire:
     final_body: Callable[[WriteContext, Message], dict[str, Any]]
     error_body: Callable[[GatewayError], dict[str, Any]]
     models_body: Callable[[Sequence[ServedModel]], dict[str, Any]] | None = None
+    # the answer of a count-tokens route (`{"input_tokens": n}`, `{"totalTokens": n}`)
+    count_tokens_body: Callable[[int], dict[str, Any]] | None = None
     content_type: str = "text/event-stream; charset=utf-8"  # of a streamed answer
 
 
