@@ -61,6 +61,12 @@ def server(upstream: Emulator) -> Iterator[BackgroundServer]:
         yield background
 
 
+@pytest.fixture(autouse=True)
+def fresh_upstream(upstream: Emulator) -> None:
+    """Each test starts with no queued reply (a failed test may leave its second one)."""
+    upstream.reset()
+
+
 @pytest.fixture(params=sorted(DRIVERS))
 def caller(request: pytest.FixtureRequest, server: BackgroundServer) -> Driver:
     return DRIVERS[request.param](server.url, CLIENT_KEY)

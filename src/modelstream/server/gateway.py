@@ -42,6 +42,7 @@ from ..protocols.common.gateway import (
     InboundRequestError,
     ServedModel,
     StreamWriter,
+    UnsupportedOutputError,
     WriteContext,
 )
 from ..types import Config, DoneItem, Event, Message
@@ -210,7 +211,19 @@ class Gateway:
             raise invalid_request(str(exc)) from None
 
     def _config(self, name: str, inbound: InboundRequest, upstream: str) -> Config:
-        """The request's config, with the wire's native fields for a same-protocol upstream."""
+        """The request's config, with the wire's native fields for a same-protocol upstream; a
+        400 when the request needs those fields and the upstream speaks another protocol."""
+        if inbound.native_required and upstream != name:
+            first = inbound.native_required[0]
+            raise Refusal(
+                400,
+                "UnsupportedParameterError",
+                f"{first} is served only by an upstream that speaks {name}; the model "
+                f"{inbound.model!r} is served by {upstream}: leave it out, or choose a model "
+                f"served by {name}",
+                outcome="invalid_request",
+                fields={"param": first.split(" ", 1)[0]},
+            )
         config = inbound.config
         dropped = list(inbound.ignored)
         if inbound.native_fields:
@@ -410,7 +423,11 @@ class Gateway:
             "usage_metadata": stop["usage_metadata"],
             "finish_reason": stop["finish_reason"],
         }
-        return JSONResponse(wire_.final_body(ctx, message), headers=headers)
+        try:
+            body = wire_.final_body(ctx, message)
+        except UnsupportedOutputError as exc:  # e.g. an image, asked of a text-only wire
+            return wire_error(wire_, GatewayError(502, "UnsupportedOutputError", str(exc)))
+        return JSONResponse(body, headers=headers)
 
 
 async def _first_entries(reader: AsyncGenerator[list[Entry], None]) -> list[Entry]:

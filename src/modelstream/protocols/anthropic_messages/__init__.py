@@ -8,6 +8,7 @@ from ..common.providers import ANTHROPIC
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import AnthropicMessagesDecoder
 from .encoder import AnthropicMessagesEncoder
+from .gateway import GATEWAY
 
 PROTOCOL = Protocol(
     name="anthropic-messages",
@@ -28,4 +29,5 @@ PROTOCOL = Protocol(
         ),
     ),
     models=ANTHROPIC_MODELS,
+    gateway=GATEWAY,
 )

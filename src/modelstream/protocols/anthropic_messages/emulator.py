@@ -16,6 +16,7 @@ from ...testing.emulation import (
     last_text,
 )
 from ...testing.turns import Text, Thinking, ToolCall
+from .writer import error_object
 
 _ANTHROPIC_FINISH = {
     "stop": "end_turn",
@@ -98,25 +99,10 @@ def _anthropic(s: EmulatedStream) -> Iterator[bytes]:
     yield event("message_stop")
 
 
-_ANTHROPIC_ERRORS = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    405: "invalid_request_error",
-    408: "timeout_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    529: "overloaded_error",
-}
-
-
 def _error_body(
     status: int, message: str, *, retry_after: float | None, endpoint: bool = True
 ) -> bytes:
-    kind = _ANTHROPIC_ERRORS.get(status, "api_error")
-    body = {"type": "error", "error": {"type": kind, "message": message}}
-    return compact_json(body)  # Anthropic's error bodies are compact
+    return compact_json(error_object(status, message))  # Anthropic's error bodies are compact
 
 
 def _anthropic_text(message: dict[str, Any]) -> str | None:

@@ -57,8 +57,10 @@ class InboundRequest:
     fields that go as they are (merged into the request body) to an upstream speaking this same
     protocol, and are dropped, logged, for any other (Anthropic's `context_management`); each
     wire documents which. `upstream_headers` likewise go to a same-protocol upstream only
-    (Anthropic's `anthropic-beta`). `ignored` names the fields the decoder accepted and dropped
-    as documented (docs/gateway.md), for the server's log."""
+    (Anthropic's `anthropic-beta`). `native_required` names the native fields without which
+    the request would mean something else (Anthropic's server tools): an upstream of another
+    protocol refuses the request, naming the first. `ignored` names the fields the decoder
+    accepted and dropped as documented (docs/gateway.md), for the server's log."""
 
     model: str
     messages: list[Message]
@@ -67,6 +69,7 @@ class InboundRequest:
     options: Mapping[str, Any] = field(default_factory=dict)
     native_fields: Mapping[str, Any] = field(default_factory=dict)
     upstream_headers: Mapping[str, str] = field(default_factory=dict)
+    native_required: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
 
 
@@ -78,6 +81,11 @@ class InboundRequestError(Exception):
         self.param = param
         self.status = status
         super().__init__(message)
+
+
+class UnsupportedOutputError(ValueError):
+    """An item the caller's wire cannot carry in an answer (an image in a text-only wire): a
+    writer ends its stream with the wire's error instead; `final_body` raises this."""
 
 
 @dataclass(frozen=True)
@@ -221,5 +229,6 @@ __all__ = [
     "RouteKind",
     "ServedModel",
     "StreamWriter",
+    "UnsupportedOutputError",
     "WriteContext",
 ]

@@ -8,6 +8,7 @@ from ..common.providers import OPENAI
 from ..descriptor import Emulation, ModelRoute, Protocol, Provider
 from .decoder import OpenAIChatDecoder
 from .encoder import OpenAIChatEncoder
+from .gateway import GATEWAY
 
 
 def _compatible(name: str, base_url: str, env: str) -> Provider:
@@ -50,4 +51,5 @@ PROTOCOL = Protocol(
         "/v1",
     ),
     models=OPENAI_MODELS,
+    gateway=GATEWAY,
 )

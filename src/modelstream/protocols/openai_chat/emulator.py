@@ -7,7 +7,6 @@ asks for it. Two adjacent texts join into one item here (no block identity on th
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +20,7 @@ from ...testing.emulation import (
     last_text,
 )
 from ...testing.turns import Media, Text, Thinking, ToolCall
+from .writer import openai_error_body
 
 _CHAT_FINISH = {"stop": "stop", "length": "length", "tool_call": "tool_calls"}
 
@@ -97,29 +97,6 @@ def _chat(s: EmulatedStream) -> Iterator[bytes]:
         }
         yield b"data: " + compact_json(body) + b"\n\n"
     yield b"data: [DONE]\n\n"
-
-
-_OPENAI_ERRORS = {
-    400: ("invalid_request_error", None),
-    401: ("invalid_request_error", "invalid_api_key"),
-    403: ("invalid_request_error", "unsupported_country_region_territory"),
-    404: ("invalid_request_error", "model_not_found"),
-    405: ("invalid_request_error", None),
-    408: ("timeout", None),
-    409: ("server_error", None),
-    429: ("requests", "rate_limit_exceeded"),
-}
-
-
-def openai_error_body(
-    status: int, message: str, *, retry_after: float | None, endpoint: bool = True
-) -> bytes:
-    """OpenAI's error body (the OpenAI family's, and the emulator's for a path that is none)."""
-    kind, code = _OPENAI_ERRORS.get(status, ("server_error", None))
-    if not endpoint:  # OpenAI's answer to an invalid URL has no code
-        kind, code = "invalid_request_error", None
-    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    return json.dumps(body, indent=2).encode() + b"\n"
 
 
 def _wants_usage(body: dict[str, Any]) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 from ...testing.emulation import EmbeddingEmulator, count, dimensions_within
 from ...testing.turns import Embedding
 from ...types import Usage
-from ..openai_chat.emulator import openai_error_body
+from ..openai_chat.writer import openai_error_body
 
 
 def _write(embeddings: list[Embedding], model: str, usage: Usage, batch: bool | None) -> bytes:
