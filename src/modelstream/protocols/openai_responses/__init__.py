@@ -8,6 +8,7 @@ from ..common.providers import OPENAI
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import OpenAIResponsesDecoder
 from .encoder import OpenAIResponsesEncoder
+from .gateway import GATEWAY
 
 PROTOCOL = Protocol(
     name="openai-responses",
@@ -25,4 +26,5 @@ PROTOCOL = Protocol(
         "/v1",
     ),
     models=OPENAI_MODELS,
+    gateway=GATEWAY,
 )

@@ -17,7 +17,7 @@ from ...testing.emulation import (
     last_text,
 )
 from ...testing.turns import Media, Text, Thinking, ToolCall
-from ..openai_chat.emulator import openai_error_body
+from .writer import openai_error_body
 
 
 def _responses(s: EmulatedStream) -> Iterator[bytes]:
