@@ -245,7 +245,6 @@ class GeminiDriver(Driver):
 
     def run(self, model: str, history: list[Any], *, tools: bool, stream: bool) -> Seen:
         config = genai_types.GenerateContentConfig(
-            thinking_config=genai_types.ThinkingConfig(include_thoughts=True),
             automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
         )
         if tools:

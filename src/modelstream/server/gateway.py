@@ -45,6 +45,7 @@ from ..protocols.common.gateway import (
     UnsupportedOutputError,
     WriteContext,
 )
+from ..protocols.common.options import merge_extra_body
 from ..types import Config, DoneItem, Event, Message
 from . import wire
 from .auth import BearerKeys
@@ -228,7 +229,8 @@ class Gateway:
         dropped = list(inbound.ignored)
         if inbound.native_fields:
             if upstream == name:
-                extra = {**config.get("extra_body", {}), **inbound.native_fields}
+                native = dict(inbound.native_fields)
+                extra = merge_extra_body(config.get("extra_body", {}), native, name)
                 config = {**config, "extra_body": extra}
             else:
                 dropped += list(inbound.native_fields)
@@ -293,9 +295,10 @@ class Gateway:
         headers = {wire.RESPONSE_ID_HEADER: response_id}
         if not inbound.stream:
             return await self._final(wire_, ctx, reader, first, headers)
-        body = self._frames(wire_.writer(ctx), reader, first, wire_.content_type)
+        content_type = inbound.content_type or wire_.content_type
+        body = self._frames(wire_.writer(ctx), reader, first, content_type)
         response = EventStreamResponse(body, {**_SSE_HEADERS, **headers})
-        response.headers["content-type"] = wire_.content_type
+        response.headers["content-type"] = content_type
         return response
 
     async def _frames(
@@ -488,14 +491,21 @@ def _context_of(meta: str | None, name: str) -> dict[str, Any] | None:
 
 
 def _write(writer: StreamWriter, batch: Sequence[Entry]) -> tuple[list[bytes], bool]:
-    """The frames of stored entries, and whether the stream ended with them."""
+    """The frames of stored entries, and whether the stream ended with them. An event the
+    writer cannot write (its grammar check refused it: a bug upstream of it) ends the stream
+    with the wire's error, never a normal end."""
     frames: list[bytes] = []
     for _, data in batch:
         if data.startswith(_ERROR_ENTRY):
             frames += writer.fail(_error_of(data))
             return frames, True
         event = loads_event(data)
-        frames += writer.feed(event)
+        try:
+            frames += writer.feed(event)
+        except (ModelstreamError, ValueError) as exc:
+            log.error("a gateway writer refused an event: %s: %s", type(exc).__name__, exc)
+            frames += writer.fail(GatewayError(502, type(exc).__name__, str(exc)))
+            return frames, True
         if event["event_type"] == "stop":
             return frames, True
     return frames, False

@@ -71,6 +71,9 @@ class InboundRequest:
     upstream_headers: Mapping[str, str] = field(default_factory=dict)
     native_required: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
+    # the streamed answer's content type when the request chose another than the wire's
+    # (Gemini without `alt=sse`: a JSON array)
+    content_type: str | None = None
 
 
 class InboundRequestError(Exception):

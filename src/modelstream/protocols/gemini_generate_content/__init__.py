@@ -8,6 +8,7 @@ from ..common.providers import GOOGLE
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import GeminiGenerateContentDecoder
 from .encoder import GeminiGenerateContentEncoder
+from .gateway import GATEWAY
 
 PROTOCOL = Protocol(
     name="gemini-generate-content",
@@ -29,4 +30,5 @@ PROTOCOL = Protocol(
         ),
     ),
     models=GEMINI_MODELS,
+    gateway=GATEWAY,
 )

@@ -15,9 +15,9 @@ from ...testing.emulation import (
     count,
     last_text,
     parts_text,
-    seconds_text,
 )
 from ...testing.turns import Media, Text, Thinking, ToolCall
+from .writer import error_object
 
 _GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_call": "STOP", "unknown": "SAFETY"}
 
@@ -85,35 +85,15 @@ def _gemini(s: EmulatedStream) -> Iterator[bytes]:
         yield b"data: " + _gemini_json(chunk) + b"\r\n\r\n"
 
 
-_GEMINI_ERRORS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    408: "DEADLINE_EXCEEDED",
-    409: "ABORTED",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
-
-
 def gemini_error_body(
     status: int, message: str, *, retry_after: float | None, endpoint: bool = True
 ) -> bytes:
-    """Google's error body, with a RetryInfo detail when the reply has a retry delay."""
-    error: dict[str, Any] = {
-        "code": status,
-        "message": message,
-        "status": _GEMINI_ERRORS.get(status, "UNKNOWN"),
-    }
-    if retry_after is not None:
-        delay = seconds_text(retry_after) + "s"
-        error["details"] = [
-            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}
-        ]
-    return json.dumps({"error": error}, indent=2).encode() + b"\n"
+    """Google's error body, with a RetryInfo detail when the reply has a retry delay (the
+    gateway's writer owns its shape)."""
+    return (
+        json.dumps(error_object(status, message, retry_after=retry_after), indent=2).encode()
+        + b"\n"
+    )
 
 
 def _gemini_text(content: dict[str, Any]) -> str | None:
