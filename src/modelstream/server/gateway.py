@@ -444,7 +444,8 @@ async def _first_entries(reader: AsyncGenerator[list[Entry], None]) -> list[Entr
 def estimate_input_tokens(messages: Sequence[Message], config: Config) -> int:
     """About how many tokens a request's input is (module constants say how)."""
     size = len(str(config.get("system_prompt", "")).encode())
-    size += len(orjson.dumps(config.get("tools", []), default=str))
+    if config.get("tools"):
+        size += len(orjson.dumps(config["tools"], default=str))
     images = 0
     for message in messages:
         for item in message["content_items"]:

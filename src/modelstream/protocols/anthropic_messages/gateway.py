@@ -14,7 +14,13 @@ from collections.abc import Mapping
 
 from ..common.gateway import GatewayRoute, GatewayWire
 from .inbound import decode_request
-from .writer import AnthropicStreamWriter, error_body, final_body, models_body
+from .writer import (
+    AnthropicStreamWriter,
+    count_tokens_body,
+    error_body,
+    final_body,
+    models_body,
+)
 
 ROUTES = (
     GatewayRoute("POST", "/v1/messages", "generate"),
@@ -43,6 +49,7 @@ GATEWAY = GatewayWire(
     final_body=final_body,
     error_body=error_body,
     models_body=models_body,
+    count_tokens_body=count_tokens_body,
 )
 
 __all__ = ["GATEWAY", "ROUTES", "read_key"]

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from ..common.gateway import GatewayRoute, GatewayWire
 from .inbound import decode_request
-from .writer import error_body, final_body, models_body, writer
+from .writer import count_tokens_body, error_body, final_body, models_body, writer
 
 STREAM_ROUTE = GatewayRoute(
     "POST", "/{version}/models/{model}:streamGenerateContent", "generate", stream=True
@@ -37,6 +37,7 @@ GATEWAY = GatewayWire(
     final_body=final_body,
     error_body=error_body,
     models_body=models_body,
+    count_tokens_body=count_tokens_body,
 )
 
 __all__ = [
