@@ -9,6 +9,7 @@ as it would in a real agent loop).
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -28,6 +29,14 @@ WEATHER_TOOL = {
         "required": ["city"],
     },
 }
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def text_block(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}
 
 
 @dataclass
@@ -56,6 +65,10 @@ class Driver:
     def user(self, text: str) -> Any:
         raise NotImplementedError
 
+    def user_with_image(self, text: str, png: bytes) -> Any:
+        """A user message holding `text` and a PNG image, inline (base64), as the SDK sends it."""
+        raise NotImplementedError
+
     def run(self, model: str, history: list[Any], *, tools: bool, stream: bool) -> Seen:
         """One turn; appends the assistant turn to `history` as the SDK's users do."""
         raise NotImplementedError
@@ -79,6 +92,10 @@ class AnthropicDriver(Driver):
 
     def user(self, text: str) -> Any:
         return {"role": "user", "content": text}
+
+    def user_with_image(self, text: str, png: bytes) -> Any:
+        source = {"type": "base64", "media_type": "image/png", "data": b64(png)}
+        return {"role": "user", "content": [{"type": "image", "source": source}, text_block(text)]}
 
     def run(self, model: str, history: list[Any], *, tools: bool, stream: bool) -> Seen:
         kwargs: dict[str, Any] = {"model": model, "max_tokens": 1024, "messages": history}
@@ -126,6 +143,10 @@ class ChatDriver(Driver):
 
     def user(self, text: str) -> Any:
         return {"role": "user", "content": text}
+
+    def user_with_image(self, text: str, png: bytes) -> Any:
+        image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + b64(png)}}
+        return {"role": "user", "content": [text_block(text), image]}
 
     def run(self, model: str, history: list[Any], *, tools: bool, stream: bool) -> Seen:
         kwargs: dict[str, Any] = {"model": model, "messages": history}
@@ -182,6 +203,10 @@ class ResponsesDriver(Driver):
 
     def user(self, text: str) -> Any:
         return {"role": "user", "content": text}
+
+    def user_with_image(self, text: str, png: bytes) -> Any:
+        image = {"type": "input_image", "image_url": "data:image/png;base64," + b64(png)}
+        return {"role": "user", "content": [{"type": "input_text", "text": text}, image]}
 
     def run(self, model: str, history: list[Any], *, tools: bool, stream: bool) -> Seen:
         kwargs: dict[str, Any] = {
@@ -242,6 +267,10 @@ class GeminiDriver(Driver):
 
     def user(self, text: str) -> Any:
         return genai_types.Content(role="user", parts=[genai_types.Part(text=text)])
+
+    def user_with_image(self, text: str, png: bytes) -> Any:
+        image = genai_types.Part.from_bytes(data=png, mime_type="image/png")
+        return genai_types.Content(role="user", parts=[genai_types.Part(text=text), image])
 
     def run(self, model: str, history: list[Any], *, tools: bool, stream: bool) -> Seen:
         config = genai_types.GenerateContentConfig(

@@ -7,6 +7,7 @@ the upstream's turn, drives the caller's SDK, and compares what the SDK saw with
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -29,6 +30,10 @@ UPSTREAMS = {
     "interactions": ("gemini-2.5-flash", "gemini-interactions"),
     "bedrock": ("us.anthropic.claude-haiku-4-5-20251001-v1:0", "bedrock-converse-stream"),
 }
+# a 1×1 red PNG
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
 USAGE = {"cached_tokens": 0, "prompt_tokens": 11, "thoughts_tokens": 0, "response_tokens": 7}
 
 
@@ -145,6 +150,21 @@ def test_thinking_reaches_the_sdk_and_its_signature_comes_back_on_the_next_turn(
     assert b"Thanks!" in sent
     if caller.wire != "openai-chat":  # Chat has no field a client sends reasoning back in
         assert signature.encode() in sent
+
+
+def test_an_image_in_the_callers_message_reaches_the_upstream(
+    caller: Driver, served: str, upstream: Emulator
+) -> None:
+    upstream.queue(Reply.turn(Turn.text("A red dot.")))
+
+    seen = caller.run(
+        served, [caller.user_with_image("What is this?", PNG)], tools=False, stream=True
+    )
+
+    assert seen.text == "A red dot."
+    sent = last_request_body(upstream)
+    assert base64.b64encode(PNG) in sent  # inline, as every upstream here takes images
+    assert b"What is this?" in sent
 
 
 def test_a_stream_cut_off_upstream_never_reads_as_finished(
