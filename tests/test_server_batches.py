@@ -9,6 +9,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -332,3 +333,46 @@ def test_the_load_benchmark_compares_two_trees_side_by_side() -> None:
     here, there = (float(part.split()[-1]) for part in line.split(", ")[:2])
     assert here > 0 and there > 0
     assert float(line.split()[-1]) == pytest.approx(here / there, abs=0.01)
+
+
+class AppendLog(MemoryStore):
+    """The memory store, noting each batch's stream and size, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, int]] = []
+
+    async def append_many(self, response_id: str, first_seq: int, entries: Sequence[bytes]) -> None:
+        self.log.append((response_id, len(entries)))
+        await super().append_many(response_id, first_seq, entries)
+
+
+def test_while_a_stream_waits_for_its_first_event_a_bulk_stream_yields_after_each_event(
+    serve: Serve, emu: Emulator
+) -> None:
+    """A first event must not wait behind another stream's bulk (a fast upstream delivers a
+    whole answer in one read): while a stream is starting, every other producer lets the loop
+    run after each event, so its events reach the store one by one, not as one batch."""
+    store = AppendLog()
+    server = serve(store=store)
+    emu.queue(
+        Reply.turn(Turn.text("late answer"), delay_first_byte=1.5),
+        Reply.turn(Turn.text(LONG_TEXT), fragment_size=2),
+    )
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        first_ids: list[str | None] = []
+
+        def late() -> None:
+            first_ids.append(post_stream(http, stream_body("anthropic")).response_id)
+
+        waiting = threading.Thread(target=late)
+        waiting.start()
+        emu.wait_for_requests(1)  # the late stream is starting: its upstream has not answered
+        bulk = post_stream(http, stream_body("anthropic"))
+        waiting.join(10)
+
+    bulk_batches = [size for rid, size in store.log if rid == bulk.response_id]
+    assert sum(bulk_batches) == len(bulk.events) > 100
+    assert max(bulk_batches) <= 2  # stored event by event while the other stream started
+    late_batches = [size for rid, size in store.log if rid == first_ids[0]]
+    assert sum(late_batches) >= 3  # the late stream was served too

@@ -17,6 +17,7 @@ ends the stream in the wire's own in-stream form (`StreamWriter.fail`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -329,6 +330,8 @@ class Gateway:
                             yield b"".join(frames)
                         if ended:
                             return
+                        if self.relay.starting:  # a first event elsewhere goes before bulk
+                            await asyncio.sleep(0)
                     batch = await anext(reader, None)
             except StoreError as exc:
                 log.error("a gateway stream lost its store: %s", exc)

@@ -92,6 +92,7 @@ class _Progress:
     first_event_at: float | None = None
     usage: Usage | None = None
     error_type: str | None = None  # of the terminal entry
+    started: bool = False  # counted out of `StreamRelay.starting`
 
     def outcome(self, terminal: bytes | None) -> str:
         """The /metrics outcome: stop, error or cancelled."""
@@ -115,6 +116,10 @@ class StreamRelay:
         self._pools: list[httpx.AsyncClient] = []  # the clients' connection pools
         self._tasks: set[asyncio.Task[None]] = set()
         self._pumps: dict[str, asyncio.Task[bytes | None]] = {}  # upstream calls, for stop()
+        # streams started whose first event is not stored yet: while there are any, the other
+        # producers let the loop run after each event, so a first event never waits behind
+        # other streams' bulk (a fast upstream delivers a whole answer in one read)
+        self.starting = 0
         self._trace_sinks = resolve_sinks(settings.traces, os.environ, limits=settings.trace_limits)
         grace = settings.resume_grace_seconds
         self._poll = min(1.0, max(0.02, grace / 4))  # how often a producer looks for readers
@@ -220,6 +225,7 @@ class StreamRelay:
                 raise _store_unavailable() from None
             raise
         self.metrics.in_flight.inc()
+        self.starting += 1
         recorder = self._recorder(entry, request, response_id)
         task = asyncio.create_task(
             self._produce(response_id, entry, stream, time.monotonic(), recorder)
@@ -275,12 +281,20 @@ class StreamRelay:
         finally:
             # the upstream call is over: free its slot before readers can see the end
             self._pumps.pop(response_id, None)
+            if progress.first_event_at is None:
+                self._started(progress)
             self._account(response_id, entry, progress, terminal, started)
             if recorder is not None and stream.result is not None:
                 record_turn(recorder, stream.result, self._trace_sinks)
             with contextlib.suppress(StoreError):
                 await self.store.finish(response_id, terminal)
                 await self.store.expire(response_id, self.settings.retain_seconds)
+
+    def _started(self, progress: _Progress) -> None:
+        """The stream's first event is stored, or it ended without one: it starts no more."""
+        if not progress.started:
+            progress.started = True
+            self.starting -= 1
 
     def _account(
         self,
@@ -369,6 +383,7 @@ class StreamRelay:
                             recorder.observe(event)
                         outbox.put(mask(dumps(event)))
                         if progress.first_event_at is None:
+                            self._started(progress)
                             progress.first_event_at = time.monotonic()
                             self.metrics.time_to_first_event.observe(
                                 progress.first_event_at - started, model
@@ -378,6 +393,9 @@ class StreamRelay:
                             self._count_tokens(model, progress.usage)
                         if outbox.full:
                             await outbox.drained()
+                        elif self.starting:
+                            # another stream is waiting for its first event: let it go first
+                            await asyncio.sleep(0)
             except StreamError:
                 await outbox.close()  # the events before the error are stored before it
                 raise
@@ -450,6 +468,8 @@ class StreamRelay:
                         if batch:
                             after = batch[-1][0]
                         yield wire.frames(response_id, batch) if batch else wire.KEEPALIVE
+                        if self.starting:  # a first event elsewhere goes before more bulk
+                            await asyncio.sleep(0)
             except ProducerLostError as exc:
                 if await self._end_orphaned(response_id, exc):
                     continue  # read on: its error line, then the end
@@ -504,6 +524,7 @@ class _Outbox:
     @property
     def full(self) -> bool:
         return len(self._pending) >= MAX_PENDING
+
 
     def put(self, data: bytes) -> None:
         """Queue one entry; raises the error that stopped the flushing, if one did."""
