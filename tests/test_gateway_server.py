@@ -226,3 +226,43 @@ def test_an_upstream_error_in_the_stream_is_gemini_sdks_error_after_the_text(
             received += chunk.text or ""
 
     assert received and STORY.startswith(received) and received != STORY
+
+
+def test_previous_response_id_continues_a_kept_turn_on_any_upstream(
+    serve: Serve, emu: Emulator
+) -> None:
+    server = serve()
+    client = openai_client(server.url)
+    emu.queue(
+        Reply.turn(Turn.text("Nice to meet you, Ada.")),
+        Reply.turn(Turn.text("Your name is Ada.")),
+    )
+    first = client.responses.create(model="anthropic", input="My name is Ada.")
+
+    second = client.responses.create(
+        model="anthropic", input="What is my name?", previous_response_id=first.id
+    )
+
+    assert second.output_text == "Your name is Ada."
+    sent = emu.requests[-1].json["messages"]  # the Anthropic upstream got the whole history
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert "My name is Ada." in json.dumps(sent[0])
+    assert "Nice to meet you, Ada." in json.dumps(sent[1])
+    assert "What is my name?" in json.dumps(sent[2])
+
+
+def test_a_turn_not_stored_cannot_be_continued(serve: Serve, emu: Emulator) -> None:
+    server = serve()
+    client = openai_client(server.url)
+    emu.queue(Reply.turn(Turn.text("Noted.")))
+    first = client.responses.create(model="responses", input="Remember 42.", store=False)
+
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.responses.create(model="responses", input="What?", previous_response_id=first.id)
+    with pytest.raises(openai.BadRequestError):
+        client.responses.create(
+            model="responses", input="What?", previous_response_id="resp_" + "1" * 32
+        )
+
+    assert "store was false" in str(raised.value)
+    assert len(emu.requests) == 1

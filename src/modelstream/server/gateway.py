@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from ..client.routing import resolve_route
 from ..errors import ModelstreamError
-from ..jsonwire import loads_event
+from ..jsonwire import dumps, loads_event, loads_messages
 from ..protocols import REGISTRY
 from ..protocols.common.fidelity_seal import FidelityForgedError, FidelitySeal
 from ..protocols.common.gateway import (
@@ -47,7 +47,7 @@ from ..protocols.common.gateway import (
     WriteContext,
 )
 from ..protocols.common.options import merge_extra_body
-from ..types import Config, DoneItem, Event, Message
+from ..types import Config, DoneItem, Message
 from . import wire
 from .auth import BearerKeys
 from .config import ModelEntry, ServerSettings
@@ -65,6 +65,9 @@ log = logging.getLogger("modelstream.server")
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 _ERROR_ENTRY = b'{"error"'  # how a stored terminal entry starts (jsonwire.error_object)
 _ESTIMATE_HEADER = "x-modelstream-token-estimate"
+# a kept turn's messages may be this many times the body limit (a chain of continued turns
+# holds the whole conversation); a larger one is not kept, and cannot be continued
+_KEEP_FACTOR = 4
 # A count-tokens answer is an estimate from the request's size (no upstream is asked): about
 # four bytes of text a token, and a flat count per image
 _BYTES_PER_TOKEN = 4
@@ -260,11 +263,14 @@ class Gateway:
                 )
             upstream = upstream_protocol(entry)
             config = self._config(name, inbound, upstream)
+            messages = inbound.messages
+            if inbound.continues is not None:
+                messages = await self._history(name, inbound.continues, caller) + messages
             created = int(time.time())
-            meta = _meta(name, inbound, upstream, created)
+            meta = self._meta(name, inbound, upstream, created, messages)
             try:
-                check_upstream_request(entry, inbound.messages, config)
-                call = wire.StreamRequest(inbound.model, inbound.messages, config, caller, meta)
+                check_upstream_request(entry, messages, config)
+                call = wire.StreamRequest(inbound.model, messages, config, caller, meta)
                 response_id = await self.relay.start(entry, call)
             except ModelstreamError as exc:
                 raise _bad_input(exc) from None
@@ -398,42 +404,95 @@ class Gateway:
         headers: dict[str, str],
     ) -> Response:
         """A non-stream answer: the whole turn, accumulated, or the error that ended it."""
-        items: list[DoneItem] = []
-        stop: Event | None = None
-        try:
-            async with contextlib.aclosing(reader):
-                batch: list[Entry] | None = first
-                while batch is not None and stop is None:
-                    for _, data in batch:
-                        if data.startswith(_ERROR_ENTRY):
-                            return wire_error(wire_, _error_of(data))
-                        event = loads_event(data)
-                        if event["event_type"] == "stop":
-                            stop = event
-                            break
-                        items += [
-                            i  # type: ignore[misc]
-                            for i in event["content_items"]
-                            if i["type"].endswith(".done")
-                        ]
-                    if stop is None:
-                        batch = await anext(reader, None)
-        except StoreError as exc:
-            log.error("stream %s: reading from the store failed: %s", ctx.response_id, exc)
-            return wire_error(wire_, _store_lost())
-        if stop is None:
-            return wire_error(wire_, _never_finished())
-        message: Message = {
-            "role": "assistant",
-            "content_items": items,
-            "usage_metadata": stop["usage_metadata"],
-            "finish_reason": stop["finish_reason"],
-        }
+        message, error = await _collect(reader, first, ctx.response_id)
+        if message is None:
+            return wire_error(wire_, error or _never_finished())
         try:
             body = wire_.final_body(ctx, message)
         except UnsupportedOutputError as exc:  # e.g. an image, asked of a text-only wire
             return wire_error(wire_, GatewayError(502, "UnsupportedOutputError", str(exc)))
         return JSONResponse(body, headers=headers)
+
+    async def _history(self, name: str, response_id: str, caller: str | None) -> list[Message]:
+        """The messages of a kept turn and its answer, for a request that continues it; a 400
+        naming the field when there is no such finished, kept turn for this key."""
+        meta = None
+        if wire.is_response_id(response_id):
+            meta = await self.relay.meta_for(response_id, caller or "")
+        context = _context_of(meta, name)
+        if context is None or "messages" not in context:
+            kept = "" if context is None else " (it was not stored: store was false)"
+            raise _not_continuable(
+                f"no stored response {response_id!r} to continue{kept}; the server keeps a turn "
+                f"for {self.settings.retain_seconds:g} s (retain_seconds)"
+            )
+        reader = self.relay.store.read(response_id, 0, idle_timeout=self.settings.keepalive_seconds)
+        try:
+            answer, _ = await _collect(reader, [], response_id)
+        except StoreError:
+            raise _store_refusal() from None
+        if answer is None:
+            raise _not_continuable(f"the response {response_id!r} did not finish")
+        return [*loads_messages(orjson.dumps(context["messages"])), answer]
+
+    def _meta(
+        self,
+        name: str,
+        inbound: InboundRequest,
+        upstream: str,
+        created: int,
+        messages: list[Message],
+    ) -> str:
+        """What a resume or a continuation of this stream needs (`StreamRequest.meta`)."""
+        context: dict[str, Any] = {
+            "wire": name,
+            "model": inbound.model,
+            "created": created,
+            "upstream": upstream,
+            "options": dict(inbound.options),
+        }
+        if inbound.keep:
+            kept = orjson.loads(dumps(messages))
+            if len(orjson.dumps(kept)) <= _KEEP_FACTOR * self.settings.limits.max_body_bytes:
+                context["messages"] = kept
+        try:
+            return orjson.dumps(context).decode()
+        except TypeError:  # options a wire keeps that are not JSON: not resumable
+            log.warning(
+                "gateway %s: this stream's options are not JSON; it cannot be resumed", name
+            )
+            return ""
+
+
+async def _collect(
+    reader: AsyncGenerator[list[Entry], None], first: list[Entry], response_id: str
+) -> tuple[Message | None, GatewayError | None]:
+    """A stored turn read to its end: the final assistant message, or the error that ended it
+    (both None: the store ended the stream without its end). Closes `reader`."""
+    items: list[DoneItem] = []
+    async with contextlib.aclosing(reader):
+        batch: list[Entry] | None = first
+        while batch is not None:
+            for _, data in batch:
+                if data.startswith(_ERROR_ENTRY):
+                    return None, _error_of(data)
+                event = loads_event(data)
+                if event["event_type"] == "stop":
+                    message: Message = {
+                        "role": "assistant",
+                        "content_items": items,
+                        "usage_metadata": event["usage_metadata"],
+                        "finish_reason": event["finish_reason"],
+                    }
+                    return message, None
+                items += [
+                    i  # type: ignore[misc]
+                    for i in event["content_items"]
+                    if i["type"].endswith(".done")
+                ]
+            batch = await anext(reader, None)
+    log.warning("stream %s ended in the store without its end", stream_ref(response_id))
+    return None, None
 
 
 async def _first_entries(reader: AsyncGenerator[list[Entry], None]) -> list[Entry]:
@@ -463,22 +522,6 @@ def estimate_input_tokens(messages: Sequence[Message], config: Config) -> int:
                 size += len(orjson.dumps(item.get("arguments", {})))
             images += len(item.get("images", []) if item["type"] == "tool_result.done" else [])
     return -(-size // _BYTES_PER_TOKEN) + images * _IMAGE_TOKENS
-
-
-def _meta(name: str, inbound: InboundRequest, upstream: str, created: int) -> str:
-    """What a resume of this stream needs to write it again (`StreamRequest.meta`)."""
-    context = {
-        "wire": name,
-        "model": inbound.model,
-        "created": created,
-        "upstream": upstream,
-        "options": dict(inbound.options),
-    }
-    try:
-        return orjson.dumps(context).decode()
-    except TypeError:  # options a wire keeps that are not JSON: such a stream is not resumable
-        log.warning("gateway %s: this stream's options are not JSON; it cannot be resumed", name)
-        return ""
 
 
 def _context_of(meta: str | None, name: str) -> dict[str, Any] | None:
@@ -518,6 +561,26 @@ def _write(writer: StreamWriter, batch: Sequence[Entry]) -> tuple[list[bytes], b
 def _error_of(entry: bytes) -> GatewayError:
     error: dict[str, Any] = orjson.loads(entry)["error"]
     return GatewayError.from_error_object(error)
+
+
+def _not_continuable(message: str) -> Refusal:
+    return Refusal(
+        400,
+        "InvalidRequestError",
+        message,
+        outcome="invalid_request",
+        fields={"param": "previous_response_id"},
+    )
+
+
+def _store_refusal() -> Refusal:
+    return Refusal(
+        503,
+        "StoreUnavailableError",
+        "the server's stream store is unavailable; retry later",
+        outcome="store_unavailable",
+        headers={"retry-after": "1"},
+    )
 
 
 def _never_finished() -> GatewayError:

@@ -74,6 +74,10 @@ class InboundRequest:
     # the streamed answer's content type when the request chose another than the wire's
     # (Gemini without `alt=sse`: a JSON array)
     content_type: str | None = None
+    # the kept turn this request continues (Responses' `previous_response_id`): that turn's
+    # messages and answer go before `messages`; `keep`: a later request may continue this one
+    continues: str | None = None
+    keep: bool = False
 
 
 class InboundRequestError(Exception):

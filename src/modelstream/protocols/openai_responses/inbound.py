@@ -287,6 +287,8 @@ class _Decoder:
             options=self.options,
             native_fields=self.native,
             ignored=tuple(self.ignored),
+            continues=self.options.get("previous_response_id"),
+            keep=self.options.get("store") is not False,  # the API's default is to store
         )
 
     def _scalars(self) -> None:
