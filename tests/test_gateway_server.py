@@ -4,7 +4,9 @@ for what it may not ask (each in the caller's own error shape, as its SDK raises
 
 from __future__ import annotations
 
+import base64
 import json
+import struct
 from typing import Any
 
 import anthropic
@@ -266,3 +268,56 @@ def test_a_turn_not_stored_cannot_be_continued(serve: Serve, emu: Emulator) -> N
 
     assert "store was false" in str(raised.value)
     assert len(emu.requests) == 1
+
+
+@pytest.mark.parametrize("upstream", ["openai-embedding", "gemini-embedding"])
+@pytest.mark.parametrize("encoding", [None, "float", "base64"])
+def test_embeddings_through_the_openai_sdk_on_either_embedding_upstream(
+    serve: Serve, emu: Emulator, upstream: str, encoding: str | None
+) -> None:
+    """The SDK asks for base64 itself when not told otherwise, and decodes it."""
+    model = {
+        "openai-embedding": "text-embedding-3-small",
+        "gemini-embedding": "gemini-embedding-001",
+    }
+    served = {
+        "server_model_id": "embed",
+        "model": model[upstream],
+        "client_type": upstream,
+        "base_url": emu.base_url(upstream),
+        "api_key": "$MODELSTREAM_TEST_UPSTREAM_KEY",
+        "max_attempts": 1,
+    }
+    server = serve(models=[served])
+    emu.queue(Reply.turn(Turn.embeddings([0.25, -0.5, 1.0], [0.125, 0.0, -1.0])))
+
+    options: dict[str, Any] = {"encoding_format": encoding} if encoding else {}
+    answer = openai_client(server.url).embeddings.create(
+        model="embed", input=["first", "second"], **options
+    )
+
+    vectors: list[Any] = [d.embedding for d in answer.data]
+    if encoding == "base64":  # asked for explicitly, the SDK hands the text over as is
+        vectors = [list(struct.unpack("<3f", base64.b64decode(v))) for v in vectors]
+    assert vectors == [[0.25, -0.5, 1.0], [0.125, 0.0, -1.0]]
+    assert [d.index for d in answer.data] == [0, 1]
+    assert b"first" in emu.requests[0].body and b"second" in emu.requests[0].body
+
+
+def test_embedding_dimensions_need_an_openai_embedding_upstream(
+    serve: Serve, emu: Emulator
+) -> None:
+    served = {
+        "server_model_id": "embed",
+        "model": "gemini-embedding-001",
+        "client_type": "gemini-embedding",
+        "base_url": emu.base_url("gemini-embedding"),
+        "api_key": "$MODELSTREAM_TEST_UPSTREAM_KEY",
+    }
+    server = serve(models=[served])
+
+    with pytest.raises(openai.BadRequestError) as raised:
+        openai_client(server.url).embeddings.create(model="embed", input="x", dimensions=8)
+
+    assert "dimensions" in str(raised.value)
+    assert emu.requests == []

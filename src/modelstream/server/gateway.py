@@ -300,7 +300,7 @@ class Gateway:
             error = _error_of(first[0][1]) if first else _never_finished()
             return wire_error(wire_, error)
         headers = {wire.RESPONSE_ID_HEADER: response_id}
-        if not inbound.stream:
+        if not inbound.stream or wire_.writer is None:
             return await self._final(wire_, ctx, reader, first, headers)
         content_type = inbound.content_type or wire_.content_type
         body = self._frames(wire_.writer(ctx), reader, first, content_type)
@@ -382,7 +382,7 @@ class Gateway:
         )
         reader = self.relay.store.read(response_id, 0, idle_timeout=self.settings.keepalive_seconds)
         headers = {wire.RESPONSE_ID_HEADER: response_id}
-        if request.query_params.get("stream", "").lower() != "true":
+        if request.query_params.get("stream", "").lower() != "true" or wire_.writer is None:
             try:
                 first = await _first_entries(reader)
             except StoreError:

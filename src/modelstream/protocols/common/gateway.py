@@ -215,7 +215,8 @@ class GatewayWire:
     read_key: Callable[[Mapping[str, str], Mapping[str, str]], str | None]
     # (body, call, seal) -> the request; raises InboundRequestError (or FidelityForgedError)
     decode_request: Callable[[Any, InboundCall, FidelitySeal], InboundRequest]
-    writer: Callable[[WriteContext], StreamWriter]
+    # a fresh writer per stream; None for a wire that never streams (embeddings)
+    writer: Callable[[WriteContext], StreamWriter] | None
     # the finished turn's non-stream body: (context, the final assistant message)
     final_body: Callable[[WriteContext, Message], dict[str, Any]]
     error_body: Callable[[GatewayError], dict[str, Any]]

@@ -8,6 +8,7 @@ from ..common.providers import OPENAI
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import OpenAIEmbeddingDecoder
 from .encoder import OpenAIEmbeddingEncoder
+from .gateway import GATEWAY
 
 PROTOCOL = Protocol(
     name="openai-embedding",
@@ -25,4 +26,5 @@ PROTOCOL = Protocol(
     ),
     embedding=True,
     models=OPENAI_MODELS,
+    gateway=GATEWAY,
 )
