@@ -8,6 +8,7 @@ the upstream's turn, drives the caller's SDK, and compares what the SDK saw with
 from __future__ import annotations
 
 import base64
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -56,6 +57,7 @@ def server(upstream: Emulator) -> Iterator[BackgroundServer]:
                 "base_url": upstream.base_url(protocol),
                 "api_key": "$GW_UPSTREAM_KEY",
                 "max_attempts": 1,
+                "idle_timeout_seconds": 1.0,  # a stalled upstream ends its stream within a second
             }
             for server_id, (model, protocol) in UPSTREAMS.items()
         ],
@@ -179,6 +181,58 @@ def test_a_stream_cut_off_upstream_never_reads_as_finished(
 
     with pytest.raises(caller.failed):
         caller.run(served, [caller.user("Tell me a story.")], tools=False, stream=True)
+
+
+def test_a_corrupted_frame_mid_stream_is_the_sdks_error_not_a_finish(
+    caller: Driver, served: str, upstream: Emulator
+) -> None:
+    upstream.queue(Reply.turn(Turn.text("Once upon a time " * 10), malformed_frame_at=5))
+
+    with pytest.raises(caller.failed):
+        caller.run(served, [caller.user("Tell me a story.")], tools=False, stream=True)
+
+
+def test_an_upstream_that_stalls_past_its_idle_timeout_is_the_sdks_error(
+    caller: Driver, served: str, upstream: Emulator
+) -> None:
+    model, protocol = UPSTREAMS[served]
+    turn = Turn.text("Once upon a time " * 30)
+    body = render(protocol, turn, model=model, fragment_size=10)
+    upstream.queue(Reply.turn(turn, fragment_size=10, stall_after_bytes=(len(body) // 2, 3.0)))
+
+    with pytest.raises(caller.failed):
+        caller.run(served, [caller.user("Tell me a story.")], tools=False, stream=True)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_tool_arguments_that_are_not_a_json_object_never_reach_the_caller_as_a_call(
+    caller: Driver, upstream: Emulator, stream: bool
+) -> None:
+    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def frame(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + json.dumps({**chunk, "choices": [choice]}).encode() + b"\n\n"
+
+    call = {"index": 0, "id": "call_1", "type": "function"}
+    body = b"".join(
+        [
+            frame({"role": "assistant", "content": "Checking."}),
+            frame({"tool_calls": [{**call, "function": {"name": "get_weather", "arguments": ""}}]}),
+            frame({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": Lisb'}}]}),
+            frame({}, "tool_calls"),
+            b"data: [DONE]\n\n",
+        ]
+    )
+    upstream.queue(Reply.body(body, content_type="text/event-stream"))
+
+    # the arguments stream as they come (a Chat upstream's calls carry no fidelity to wait
+    # for); the stream then ends in the wire's error, never in the call. Anthropic's SDK parses
+    # the partial JSON as it arrives and raises on it first, a ValueError of its own
+    with pytest.raises((*caller.failed, ValueError)) as raised:
+        caller.run("chat", [caller.user("Weather in Lisbon?")], tools=True, stream=stream)
+
+    assert "JSON" in str(raised.value) or "json" in str(raised.value)
 
 
 def test_an_upstream_429_is_the_sdks_rate_limit_error_with_retry_after(
