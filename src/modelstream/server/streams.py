@@ -525,7 +525,6 @@ class _Outbox:
     def full(self) -> bool:
         return len(self._pending) >= MAX_PENDING
 
-
     def put(self, data: bytes) -> None:
         """Queue one entry; raises the error that stopped the flushing, if one did."""
         if self._error is not None:
