@@ -168,7 +168,7 @@ class Gateway:
                 return JSONResponse(models_body(self.served_models()))
 
             return models
-        return None  # embeddings: not served yet (docs/gateway.md)
+        return None  # a route kind this wire gives no body for
 
     # --- checks ---------------------------------------------------------------------------
 
