@@ -167,11 +167,17 @@ def turns(draw: Any) -> dict[str, Any]:
     }
 
 
-def expected_items(plan: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+# an openai-chat upstream's own thinking fidelity: written as it is, not sealed (SPEC §8)
+CHAT_THINKING_KEYS = {"reasoning_field", "signature", "format", "reasoning_id"}
+
+
+def expected_items(plan: list[tuple[str, Any]], upstream: str) -> list[dict[str, Any]]:
     """The items the Chat decoder reads back, before fidelity tokens are opened: adjacent texts
     of one kind join (Chat text has no block identity); a refusal marked only at its end went
     out as content (documented); thinking comes back marked `reasoning` (the decoder's name
-    for text mirrored in `reasoning_details`) with its fidelity sealed in `signature`."""
+    for text mirrored in `reasoning_details`) with its fidelity sealed in `signature`, or, from
+    an openai-chat upstream, its own fidelity as it was written (`signature`, `format`; the
+    `reasoning_field` is where the writer put the text)."""
     out: list[dict[str, Any]] = []
     for kind, facts in plan:
         if kind in ("text", "refusal"):
@@ -186,12 +192,16 @@ def expected_items(plan: list[tuple[str, Any]]) -> list[dict[str, Any]]:
             out.append(item)
         elif kind == "thinking":
             value, fidelity = facts
-            if not value and not fidelity:
+            native = upstream == "openai-chat" and set(fidelity or {}) <= CHAT_THINKING_KEYS
+            written = {k: v for k, v in (fidelity or {}).items() if k != "reasoning_field"}
+            if not value and not (written if native else fidelity):
                 continue
             item = {"type": "thinking.done", "thinking": value, "fidelity": {}}
             if value:
                 item["fidelity"]["reasoning_field"] = "reasoning"
-            if fidelity:
+            if native:
+                item["fidelity"].update(written)
+            elif fidelity:
                 item["fidelity"]["signature"] = fidelity  # compared after opening the token
             out.append(item)
         else:
@@ -209,7 +219,7 @@ def opened(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         item = dict(item)
         if item["type"] == "thinking.done":
             fidelity = dict(item.get("fidelity") or {})
-            if "signature" in fidelity:
+            if is_sealed(fidelity.get("signature")):
                 fidelity["signature"] = SEAL.open(fidelity["signature"])
             item["fidelity"] = fidelity
         if item["type"] == "tool_call.done":
@@ -232,7 +242,7 @@ def test_any_turn_written_as_chat_decodes_to_the_same_items_finish_and_usage(
     decoded = decode_chunks("openai-chat", random_cuts(body, random.Random(turn["seed"])))
 
     assert decoded.error is None, decoded.error
-    assert opened(decoded.done_items) == expected_items(turn["plan"])
+    assert opened(decoded.done_items) == expected_items(turn["plan"], turn["upstream"])
     calls = any(kind == "tool_call" for kind, _ in turn["plan"])
     finish = "tool_call" if turn["finish"] == "stop" and calls else turn["finish"]
     assert decoded.stop is not None and decoded.stop["finish_reason"] == finish

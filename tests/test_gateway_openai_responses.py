@@ -146,7 +146,9 @@ def turns(draw: Any) -> dict[str, Any]:
                         fidelity["encrypted_content"] = encrypted
                     items.append(thinking(draw(_words), fidelity))
             else:
-                fidelity = draw(st.sampled_from([None, *FOREIGN_THINKING]))
+                # a Responses upstream's own reasoning with text always names its part (above)
+                foreign = FOREIGN_THINKING[:-1] if native else FOREIGN_THINKING
+                fidelity = draw(st.sampled_from([None, *foreign]))
                 value = draw(_words if fidelity is None else st.one_of(st.just(""), _words))
                 items.append(thinking(value, fidelity))
         else:

@@ -4,19 +4,28 @@ An emulator module defines `EMULATOR`: a `StreamEmulator` (a writer that turns a
 protocol's response frames) or an `EmbeddingEmulator` (one JSON body of vectors), with the
 protocol's error bodies and the readers that find what a request asks for. The helpers below
 are the pieces the writers and readers share.
+
+One writer per wire: a protocol with a gateway writer (`protocols/<name>/writer.py`: events →
+that wire's frames) streams the emulator's replies with that same writer (`GatewayWrite`).
+`turn_events` turns the scripted `Turn` into the SPEC events a decoder of the protocol would
+give for it (`EventStyle`: each protocol's fidelity keys, docs/providers.md), and the writer
+writes them, as it writes an upstream's events for a gateway caller. The protocols without a
+gateway writer (Bedrock, Gemini Interactions, the embeddings) keep writers of their own.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
 
-from ..types import Usage
-from .turns import Embedding, Finish, ToolCall, Turn
+from ..protocols.common.fidelity_seal import FidelitySeal
+from ..protocols.common.gateway import InboundRequest, StreamWriter, WriteContext
+from ..types import Event, EventItem, Fidelity, Usage
+from .turns import Embedding, Finish, Media, Text, Thinking, ToolCall, Turn
 
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 
@@ -58,7 +67,8 @@ class StreamError:
 class StreamEmulator:
     """How the emulator streams one protocol."""
 
-    write: Callable[[EmulatedStream], Iterator[bytes]]  # the turn as the protocol's frames
+    # the turn as the protocol's frames (`GatewayWrite`: by the protocol's gateway writer)
+    write: Callable[[EmulatedStream], Iterator[bytes]]
     error_body: ErrorBodyWriter
     last_user_text: Callable[[dict[str, Any]], str]  # what the default echo answers
     response_id_prefix: str = "emu"
@@ -138,6 +148,175 @@ def seconds_text(seconds: float) -> str:
     """A number of seconds as a header writes it: `2`, `1.5` (never `1e+06`)."""
     value = float(seconds)
     return str(int(value)) if value.is_integer() else repr(value)
+
+
+# --- one writer per wire: the turn as SPEC events, written by the wire's gateway writer --------
+
+# Emulated replies are sealed with a key of their own, so that the same turn renders to the same
+# bytes (a gateway's seal key is the server's secret; nothing here is one).
+EMULATOR_SEAL = FidelitySeal(b"modelstream emulator: a fixed, public seal key")
+
+
+@dataclass(frozen=True)
+class EventStyle:
+    """How a protocol's stream decoder reads a scripted turn back (docs/providers.md, "Fidelity
+    keys"): the fidelity each kind of item carries, and the ids of tool calls without one."""
+
+    # the fidelity key of a Thinking's signature, and of Thinking(redacted=...)'s data
+    signature: str = "signature"
+    redacted: str = "redacted_thinking"
+    # what every thinking item with text carries besides (Chat's `reasoning_field`, Responses'
+    # summary `part`)
+    thinking: Mapping[str, Any] = field(default_factory=dict)
+    # the fidelity key of a ToolCall's signature; None: the protocol's calls carry none
+    call_signature: str | None = None
+    call_id_prefix: str = "call_"  # a call without an id: `<prefix><response id tail><index>`
+    # a call without an id gets the item assembler's `call_<n>` instead (Gemini sends no ids)
+    synthesized_call_ids: bool = False
+    # the fidelity of the `n`th Media item of the turn (Chat's audio clip id), None: none
+    media: Callable[[EmulatedStream, Media, int], Fidelity | None] | None = None
+
+
+def turn_events(stream: EmulatedStream, style: EventStyle | None = None) -> list[Event]:
+    """The turn as the SPEC events a decoder of the protocol gives for it (SPEC §2).
+
+    Per item: a `.delta` per fragment of `stream.size` characters (tool-call arguments as their
+    JSON, an audio clip in `byte_pieces`, an image whole), the first of a tool call with its id
+    and name; the item's fidelity on one empty fragment after them (the item assembler's rule C)
+    and on the `.done`. An empty text or thinking without fidelity is no item (rule D). Then
+    `stop` with the turn's usage and finish reason (`stop` with a tool call: `tool_call`)."""
+    style = style or EventStyle()
+    created = stream.created * 1000
+    events: list[Event] = []
+
+    def emit(item: dict[str, Any]) -> None:
+        events.append(_delta_event(item, created))  # type: ignore[arg-type]
+
+    calls = media = 0
+    for index, item in enumerate(stream.turn.items):
+        fidelity: Fidelity = {}
+        if isinstance(item, Text):
+            _group(emit, "text", {}, stream.pieces(item.text), fidelity)
+        elif isinstance(item, Thinking) and item.redacted is not None:
+            _group(emit, "thinking", {}, [], {style.redacted: item.redacted})
+        elif isinstance(item, Thinking):
+            if item.thinking:
+                fidelity.update(style.thinking)
+            if item.signature is not None:
+                fidelity[style.signature] = item.signature
+            _group(emit, "thinking", {}, stream.pieces(item.thinking), fidelity)
+        elif isinstance(item, ToolCall):
+            calls += 1
+            call_id = item.id
+            if call_id is None and style.synthesized_call_ids:
+                call_id = f"call_{calls}"
+            elif call_id is None:
+                call_id = stream.call_id(item, index, style.call_id_prefix)
+            if style.call_signature is not None and item.signature is not None:
+                fidelity[style.call_signature] = item.signature
+            fixed = {"tool_call_id": call_id, "name": item.name}
+            _group(emit, "tool_call", fixed, stream.pieces(arguments_json(item)), fidelity)
+        elif isinstance(item, Media):
+            pieces = [item.data] if item.kind == "image" else stream.byte_pieces(item.data)
+            if style.media is not None:
+                fidelity.update(style.media(stream, item, media) or {})
+            media += 1
+            _group(emit, "inline_data", {"mime_type": item.mime_type}, pieces, fidelity)
+    finish = stream.finish
+    if finish == "stop" and calls:
+        finish = "tool_call"
+    events.append(
+        {
+            "role": "assistant",
+            "event_type": "stop",
+            "content_items": [],
+            "usage_metadata": stream.usage,
+            "finish_reason": finish,
+            "created_at": created,
+        }
+    )
+    return events
+
+
+_GROWING = {"text": "text", "thinking": "thinking", "tool_call": "arguments", "inline_data": "data"}
+
+
+def _group(
+    emit: Callable[[dict[str, Any]], None],
+    kind: str,
+    fixed: dict[str, Any],
+    pieces: Sequence[str | bytes],
+    fidelity: Fidelity,
+) -> None:
+    """One item's group: `K.delta+ K.done` (see `turn_events`)."""
+    growing = _GROWING[kind]
+    if kind in ("text", "thinking") and not pieces and not fidelity:
+        return  # nothing a decoder would read
+    joined: Any = b"".join(pieces) if kind == "inline_data" else "".join(pieces)  # type: ignore[arg-type]
+    later = {**fixed, **{key: "" for key in fixed if key != "mime_type"}}  # id, name: first only
+    for number, piece in enumerate(pieces):
+        emit({"type": f"{kind}.delta", **(later if number else fixed), growing: piece})
+    if fidelity or not pieces:  # rule C: the fidelity on an empty fragment of its own
+        closing = {"type": f"{kind}.delta", **(later if pieces else fixed), growing: joined[:0]}
+        emit({**closing, "fidelity": dict(fidelity)} if fidelity else closing)
+    done: dict[str, Any] = {"type": f"{kind}.done", **fixed, growing: joined}
+    if kind == "tool_call":
+        done[growing] = json.loads(joined)
+    if fidelity:
+        done["fidelity"] = dict(fidelity)
+    emit(done)
+
+
+def _delta_event(item: EventItem, created: int) -> Event:
+    return {
+        "role": "assistant",
+        "event_type": "delta",
+        "content_items": [item],
+        "usage_metadata": None,
+        "finish_reason": None,
+        "created_at": created,
+    }
+
+
+def _no_options(stream: EmulatedStream) -> Mapping[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class GatewayWrite:
+    """A `StreamEmulator.write` that streams the turn through the protocol's gateway writer:
+    `turn_events`, fed to `writer` (the one the gateway answers its callers with).
+
+    The writer's context is the reply's: its response id, model and creation time; the upstream
+    is the protocol itself (its fidelity is written natively, as its own provider sends it); the
+    request holds the `options` the writer reads (`InboundRequest.options`: Chat's
+    `include_usage`, each writer documents its own)."""
+
+    protocol: str
+    writer: Callable[[WriteContext], StreamWriter]
+    style: EventStyle = field(default_factory=EventStyle)
+    options: Callable[[EmulatedStream], Mapping[str, Any]] = _no_options
+
+    def context(self, stream: EmulatedStream) -> WriteContext:
+        request = InboundRequest(
+            model=stream.model, messages=[], config={}, stream=True, options=self.options(stream)
+        )
+        return WriteContext(
+            response_id=stream.id,
+            model=stream.model,
+            created=stream.created,
+            upstream=self.protocol,
+            seal=EMULATOR_SEAL,
+            request=request,
+        )
+
+    def events(self, stream: EmulatedStream) -> list[Event]:
+        return turn_events(stream, self.style)
+
+    def __call__(self, stream: EmulatedStream) -> Iterator[bytes]:
+        writer = self.writer(self.context(stream))
+        for event in self.events(stream):
+            yield from writer.feed(event)
 
 
 # --- reading requests --------------------------------------------------------------------------

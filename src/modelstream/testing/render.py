@@ -2,10 +2,12 @@
 
 The writers live with their protocols (`modelstream/protocols/<name>/emulator.py`), each modelled
 on the real captures in the shared corpus: event names, JSON shapes, where usage goes,
-`data: [DONE]`, Gemini's CRLF framing and `"key": value` spacing. Text, thinking and tool-call
-arguments are cut into fragments of `fragment_size` characters, so a turn streams the way a
-model's does. Two adjacent items of the same kind (text, text) join into one item in Chat
-Completions and Gemini, whose wire formats have no block identity: script them as one item there.
+`data: [DONE]`, Gemini's CRLF framing and `"key": value` spacing. A protocol the gateway answers
+in is written by its gateway writer (`emulation.GatewayWrite`: one writer per wire). Text,
+thinking and tool-call arguments are cut into fragments of `fragment_size` characters, so a turn
+streams the way a model's does. Two adjacent texts join into one item in Chat Completions, whose
+wire format has no block identity (Gemini's writer marks the second with a signature of its
+own): script them as one item there.
 """
 
 from __future__ import annotations

@@ -25,7 +25,9 @@ Theory of operation. One `AnthropicStreamWriter` per stream, fed the events in o
 
 Finish: stop → end_turn (refusal when a refusal text was written), length → max_tokens,
 tool_call → tool_use, unknown → refusal (the nearest of Anthropic's reasons to a content filter
-or a safety stop; this project's decoder reads it back as stop).
+or a safety stop; this project's decoder reads it back as stop), or the request option
+`unknown_stop_reason` when given (the emulator's `pause_turn`, which Anthropic sends and the
+decoder reads back as unknown).
 Usage (SPEC §2): input_tokens = prompt, cache_read_input_tokens = cached,
 cache_creation_input_tokens = 0 (the SPEC does not split cache writes out of prompt),
 output_tokens = thoughts + response, `output_tokens_details.thinking_tokens` = thoughts when
@@ -162,6 +164,17 @@ def _redacted_data(fidelity: dict[str, Any], seal: FidelitySeal) -> str | None:
     return None
 
 
+def _stop_reason(ctx: WriteContext, finish: str | None, refusal: bool) -> str:
+    """The `stop_reason` of a finish (module docstring, "Finish")."""
+    reason = _FINISH.get(finish or "unknown", "refusal")
+    if reason == "end_turn" and refusal:
+        return "refusal"
+    unknown = ctx.request.options.get("unknown_stop_reason")
+    if finish in (None, "unknown") and isinstance(unknown, str) and unknown:
+        return unknown
+    return reason
+
+
 def _is_refusal(fidelity: Any) -> bool:
     return isinstance(fidelity, dict) and fidelity.get("refusal") is True
 
@@ -267,10 +280,7 @@ class AnthropicStreamWriter:
 
     def _stop(self, event: Event) -> list[bytes]:
         self._ended = True
-        finish = event.get("finish_reason") or "unknown"
-        reason = _FINISH.get(finish, "refusal")
-        if reason == "end_turn" and self._refusal:
-            reason = "refusal"
+        reason = _stop_reason(self.ctx, event.get("finish_reason"), self._refusal)
         delta = {"stop_reason": reason, "stop_sequence": None}
         usage = wire_usage(event.get("usage_metadata"))
         return [
@@ -439,10 +449,7 @@ def final_body(ctx: WriteContext, message: Message) -> dict[str, Any]:
             raise UnsupportedOutputError(
                 f"the model answered with {kind}, which an Anthropic message cannot carry"
             )
-    finish = message.get("finish_reason") or "unknown"
-    reason = _FINISH.get(finish, "refusal")
-    if reason == "end_turn" and refusal:
-        reason = "refusal"
+    reason = _stop_reason(ctx, message.get("finish_reason"), refusal)
     return {
         "id": message_id(ctx),
         "type": "message",

@@ -13,19 +13,26 @@ Gemini's answer without `alt=sse`). JSON is spaced `{"key": value,"key2": …}` 
                     begin a new one at a signed part
   tool_call         Gemini never streams arguments: one `{"functionCall": {name, args, id?}}`
                     part at the call's `.done`; `id` is left out when the upstream gave none
-                    (the assembler's `call_<n>`), as Gemini does
+                    (the assembler's `call_<n>`, n the call's ordinal in the turn: an id of
+                    that form at another place was the upstream's, and goes), as Gemini does
   inline_data       an image as one `inlineData` part at its `.done`; audio chunk by chunk
   inline_thinking   one `inlineData` part with `thought: true` at its `.done`
   embedding         not a generateContent answer: the stream ends with an error object
   stop              a last chunk `{"parts": [{"text": ""}]}` with `finishReason` and
-                    `usageMetadata` (the only chunk that carries usage)
+                    `usageMetadata` (the only chunk that carries usage); an `unknown` finish
+                    is `OTHER`, or the request option `unknown_finish_reason` when given (the
+                    emulator's `SAFETY`)
 
 Fidelity rides in `thoughtSignature` on the part of the fragment that carries it (the
 assembler sends it on an empty fragment right before the `.done`: an empty part then carries
 it, as Gemini 3 sends its signatures). It is written natively when it is exactly what this
 protocol's decoder writes (`{"thought_signature": s}`, `s` canonical base64 as Google's are, so
-google-genai's bytes round trip keeps it); anything else (another protocol's fidelity) is sealed
-(`FidelitySeal`): an alphanumeric token that survives the SDK's base64 round trip.
+google-genai's bytes round trip keeps it; from a Gemini upstream, `s` as it came, whatever it
+is); anything else (another protocol's fidelity) is sealed (`FidelitySeal`): an alphanumeric
+token that survives the SDK's base64 round trip.
+
+Request options (`InboundRequest.options`): `alt` ("sse" unless the request said otherwise) and
+`unknown_finish_reason` (see `stop`).
 """
 
 from __future__ import annotations
@@ -39,9 +46,10 @@ from typing import Any
 from ...errors import StreamProtocolError
 from ...grammar import GrammarChecker
 from ...types import Event, FinishReason, Message, Usage
-from ..common.encoding import is_synthesized_tool_call_id
 from ..common.fidelity_seal import FidelitySeal, is_sealed
 from ..common.gateway import GatewayError, ServedModel, UnsupportedOutputError, WriteContext
+
+PROTOCOL = "gemini-generate-content"
 
 FINISH_REASONS: Mapping[FinishReason, str] = {
     "stop": "STOP",
@@ -186,8 +194,12 @@ def _canonical_base64(text: str) -> bool:
         return False
 
 
-def thought_signature(fidelity: Mapping[str, Any] | None, seal: FidelitySeal) -> str | None:
-    """What goes in `thoughtSignature` for an item's fidelity (module docstring)."""
+def thought_signature(
+    fidelity: Mapping[str, Any] | None, seal: FidelitySeal, *, same_protocol: bool = False
+) -> str | None:
+    """What goes in `thoughtSignature` for an item's fidelity (module docstring);
+    `same_protocol`: the upstream is Gemini, whose own signature goes as it is, canonical or
+    not (SPEC §8: same-family fidelity passes as is)."""
     if not fidelity:
         return None
     signature = fidelity.get("thought_signature")
@@ -196,7 +208,7 @@ def thought_signature(fidelity: Mapping[str, Any] | None, seal: FidelitySeal) ->
         and isinstance(signature, str)
         and signature
         and not is_sealed(signature)
-        and _canonical_base64(signature)
+        and (same_protocol or _canonical_base64(signature))
     ):
         return signature
     return seal.seal(dict(fidelity))
@@ -206,10 +218,11 @@ def _blob(mime_type: str, data: bytes) -> dict[str, str]:
     return {"mimeType": mime_type, "data": base64.b64encode(data).decode()}
 
 
-def _function_call(item: Mapping[str, Any]) -> dict[str, Any]:
+def _function_call(item: Mapping[str, Any], ordinal: int) -> dict[str, Any]:
+    """The call's part; `ordinal`: its place among the turn's calls, from 1."""
     call: dict[str, Any] = {"name": item["name"], "args": item["arguments"]}
     call_id = item.get("tool_call_id")
-    if call_id and not is_synthesized_tool_call_id(call_id):
+    if call_id and call_id != f"call_{ordinal}":  # else the assembler's (rule E)
         call["id"] = call_id
     return {"functionCall": call}
 
@@ -241,6 +254,7 @@ class GeminiStreamWriter:
         self._hold = False  # the open text/thinking item is written whole at its .done
         self._signature_written = False
         self._mime = ""
+        self._calls = 0  # tool calls so far
 
     # StreamWriter
 
@@ -274,7 +288,7 @@ class GeminiStreamWriter:
         if streamed or (kind == "inline_data" and self._mime.startswith("audio/")):
             piece = item["data"] if kind == "inline_data" else item[kind]
             fidelity = item.get("fidelity")
-            signature = thought_signature(fidelity, self._ctx.seal) if fidelity else None
+            signature = self._signature(fidelity) if fidelity else None
             if not (piece or signature):
                 return []
             self._signature_written = self._signature_written or signature is not None
@@ -287,6 +301,10 @@ class GeminiStreamWriter:
             f"the upstream answered with an item a Gemini generateContent answer cannot hold "
             f"({kind}); this gateway route cannot serve it"
         )
+
+    def _signature(self, fidelity: Mapping[str, Any]) -> str | None:
+        same = self._ctx.upstream == PROTOCOL
+        return thought_signature(fidelity, self._ctx.seal, same_protocol=same)
 
     def _open(self, kind: str, item: dict[str, Any]) -> None:
         self._kind = kind
@@ -302,7 +320,7 @@ class GeminiStreamWriter:
         if streamed and self._signature_written:
             return []  # the parts went as the fragments came, the signature with them
         fidelity = item.get("fidelity")
-        signature = thought_signature(fidelity, self._ctx.seal) if fidelity else None
+        signature = self._signature(fidelity) if fidelity else None
         if streamed:  # a signature that rode on no fragment gets an empty part of its own
             if signature is None:
                 return []
@@ -313,7 +331,8 @@ class GeminiStreamWriter:
             marker = signature if signature is not None else self._ctx.seal.seal({})
             return [_signed(_text_part(kind, item[kind]), marker)]
         if kind == "tool_call":
-            return [_signed(_function_call(item), signature)]
+            self._calls += 1
+            return [_signed(_function_call(item, self._calls), signature)]
         if kind == "inline_data":
             return [_signed({"inlineData": _blob(item["mime_type"], item["data"])}, signature)]
         if kind == "inline_thinking":
@@ -323,8 +342,7 @@ class GeminiStreamWriter:
 
     def _stop(self, event: Event) -> list[bytes]:
         self._ended = True
-        finish = event["finish_reason"]
-        reason = FINISH_REASONS[finish] if finish is not None else "OTHER"
+        reason = _finish_reason(self._ctx, event["finish_reason"])
         chunk = self._chunk({"text": ""}, reason, usage_metadata(event["usage_metadata"]))
         frame = self._frame(chunk)
         return [frame if self._sse else frame + b"]"]
@@ -353,6 +371,14 @@ class GeminiStreamWriter:
         return (b"[" if self._written == 1 else b"\n,\r\n") + gemini_json(value)
 
 
+def _finish_reason(ctx: WriteContext, finish: FinishReason | None) -> str:
+    """`finishReason` of a finish (module docstring, `stop`)."""
+    unknown = ctx.request.options.get("unknown_finish_reason")
+    if finish in (None, "unknown") and isinstance(unknown, str) and unknown:
+        return unknown
+    return FINISH_REASONS[finish] if finish is not None else "OTHER"
+
+
 def _text_part(kind: str, text: str) -> dict[str, Any]:
     return {"text": text, "thought": True} if kind == "thinking" else {"text": text}
 
@@ -368,16 +394,20 @@ def final_body(ctx: WriteContext, message: Message) -> dict[str, Any]:
     """`:generateContent`'s answer: one `GenerateContentResponse` with every item as one part,
     its signature on that part."""
     parts: list[dict[str, Any]] = []
+    calls = 0
     for raw in message["content_items"]:
         item: dict[str, Any] = dict(raw)
         kind = item["type"]
-        signature = thought_signature(item.get("fidelity"), ctx.seal)
+        signature = thought_signature(
+            item.get("fidelity"), ctx.seal, same_protocol=ctx.upstream == PROTOCOL
+        )
         if kind in ("text.done", "thinking.done"):
             name = kind.partition(".")[0]
             if item[name] or signature is not None:
                 parts.append(_signed(_text_part(name, item[name]), signature))
         elif kind == "tool_call.done":
-            parts.append(_signed(_function_call(item), signature))
+            calls += 1
+            parts.append(_signed(_function_call(item, calls), signature))
         elif kind in ("inline_data.done", "inline_thinking.done"):
             part: dict[str, Any] = {"inlineData": _blob(item["mime_type"], item["data"])}
             if kind == "inline_thinking.done":
@@ -391,7 +421,7 @@ def final_body(ctx: WriteContext, message: Message) -> dict[str, Any]:
     finish = message.get("finish_reason")
     candidate: dict[str, Any] = {
         "content": {"parts": parts or [{"text": ""}], "role": "model"},
-        "finishReason": FINISH_REASONS[finish] if finish is not None else "OTHER",
+        "finishReason": _finish_reason(ctx, finish),
         "index": 0,
     }
     body: dict[str, Any] = {"candidates": [candidate]}

@@ -9,26 +9,39 @@ Stream frames (`data: <chunk>\\n\\n`), as OpenAI streams them (corpus openaipy-*
   thinking    `delta.reasoning_content`, mirrored in the same chunk as OpenRouter's
               `reasoning_details: [{type: reasoning.text, text, index: n}]` (n counts the turn's
               thinking items, so item boundaries survive); a thinking item with fidelity ends
-              with `reasoning_details: [{type: reasoning.text, signature: <sealed>, index: n}]`
+              with `reasoning_details: [{type: reasoning.text, signature: <sealed>, index: n}]`.
+              An openai-chat upstream's own fidelity (the decoder's `reasoning_field`,
+              `signature`, `format`, `reasoning_id`) goes as it is (SPEC §8): its `signature`,
+              `format` and `id` in that closing detail, none when it has only the field.
   tool calls  `delta.tool_calls: [{index, id, type: function, function: {name, arguments}}]`,
               id and name on the first fragment, then argument fragments as they arrive; a
               call's fidelity is sealed into its id (`<id>-<token>`). Tool-call fidelity reaches
               the writer only at the call's end (SPEC rule C), so a call from an upstream whose
               calls can carry fidelity (Gemini, Responses, Interactions, a modelstream server)
               is written when it is done; from the others its arguments stream.
+  audio       an audio answer (`inline_data` audio/*, its bytes as they are: Chat streams
+              pcm16) as OpenAI streams one: `delta.audio: {id, data}` chunks, then
+              `{id, expires_at}`. The id and expiry are an openai-chat upstream's (its fidelity
+              `audio_id`, `expires_at`: that clip is held until its `.done`, when they are
+              known), else `audio_<response id>_<n>` and an hour after `created`. The
+              non-stream body carries one clip whole in `message.audio`, as OpenAI's does.
   finish      `{"delta": {}, "finish_reason": stop | length | tool_calls | content_filter}`,
               then with `stream_options.include_usage` a `choices: []` chunk with `usage` (and
               `"usage": null` on every chunk before it, as OpenAI does), then `data: [DONE]`.
   error       `data: {"error": {message, type, param, code}}` and nothing after it: no finish,
               no `[DONE]` (the openai SDK raises `APIError` on the error chunk itself).
 
-Items Chat cannot carry in an answer (inline data, inline thinking, embeddings) end the stream
-with such an error chunk naming them.
+Items Chat cannot carry in an answer (images and other inline data, inline thinking,
+embeddings) end the stream with such an error chunk naming them.
+
+Request options (`InboundRequest.options`): `include_usage` (see `finish`).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,6 +69,14 @@ FINISH_REASON: dict[FinishReason, str] = {
 
 _DONE_FRAME = b"data: [DONE]\n\n"
 
+PROTOCOL = "openai-chat"
+# the thinking fidelity keys of this protocol's decoder (docs/providers.md, "Fidelity keys")
+# that a reasoning detail carries as they are, by detail field; `reasoning_field` is where the
+# text went, so it needs none
+_DETAIL_FIELDS = {"signature": "signature", "format": "format", "reasoning_id": "id"}
+_NATIVE_THINKING_KEYS = frozenset({"reasoning_field", *_DETAIL_FIELDS})
+AUDIO_LIFETIME_S = 3600  # an audio answer's `expires_at`, when the upstream gave none
+
 
 class ChatStreamWriter:
     """One Chat Completions stream: SPEC events in, `data:` frames out (module docstring)."""
@@ -79,6 +100,9 @@ class ChatStreamWriter:
         self._calls = -1  # the open (or last) tool call's index
         self._call: dict[str, Any] = {}  # the open call's first fragment
         self._held: list[str] | None = None  # its argument fragments, when written at its end
+        self._clips = 0  # audio clips so far
+        self._clip_open = False
+        self._clip: list[bytes] | None = None  # the open clip's chunks, when held to its end
 
     # --- the StreamWriter surface ------------------------------------------------------------
 
@@ -97,7 +121,8 @@ class ChatStreamWriter:
         kind, _, phase = item["type"].partition(".")
         if not self._started:
             frames.append(self._start(item))
-        if kind not in ("text", "thinking", "tool_call"):
+        audio = kind == "inline_data" and str(item.get("mime_type", "")).startswith("audio/")
+        if kind not in ("text", "thinking", "tool_call") and not audio:
             return frames + self._fail_frames(
                 500,
                 f"the answer holds a {kind} item ({item.get('mime_type') or 'no type'}), which "
@@ -147,13 +172,40 @@ class ChatStreamWriter:
     def _thinking_done(self, item: dict[str, Any], frames: list[bytes]) -> None:
         self._thinking_open = False
         fidelity = item.get("fidelity")
-        if fidelity:
-            detail = {
-                "type": "reasoning.text",
-                "signature": self._ctx.seal.seal(fidelity),
-                "index": self._thinking,
-            }
+        facts = detail_fidelity(self._ctx, fidelity) if fidelity else {}
+        if facts:
+            detail = {"type": "reasoning.text", **facts, "index": self._thinking}
             frames.append(self._chunk({"reasoning_details": [detail]}))
+
+    def _inline_data_delta(self, item: dict[str, Any], frames: list[bytes]) -> None:
+        if not self._clip_open:
+            self._clip_open = True
+            self._clips += 1
+            if self._ctx.upstream == PROTOCOL:  # its clip id comes with the fidelity, at the end
+                self._clip = []
+        data: bytes = item["data"]
+        if self._clip is not None:
+            self._clip.append(data)
+        elif data:
+            frames.append(self._audio({"data": base64.b64encode(data).decode()}, {}))
+
+    def _inline_data_done(self, item: dict[str, Any], frames: list[bytes]) -> None:
+        fidelity: dict[str, Any] = item.get("fidelity") or {}
+        if self._clip is not None:
+            for data in self._clip:
+                if data:
+                    frames.append(self._audio({"data": base64.b64encode(data).decode()}, fidelity))
+        expires = fidelity.get("expires_at")
+        if not isinstance(expires, int):
+            expires = self._ctx.created + AUDIO_LIFETIME_S
+        frames.append(self._audio({"expires_at": expires}, fidelity))
+        self._clip, self._clip_open = None, False
+
+    def _audio(self, fields: dict[str, Any], fidelity: dict[str, Any]) -> bytes:
+        clip_id = fidelity.get("audio_id")
+        if not isinstance(clip_id, str) or not clip_id:
+            clip_id = f"audio_{_stem(self._ctx.response_id)}_{self._clips}"
+        return self._chunk({"audio": {"id": clip_id, **fields}})
 
     def _tool_call_delta(self, item: dict[str, Any], frames: list[bytes]) -> None:
         if not self._call:
@@ -250,6 +302,7 @@ def final_body(ctx: WriteContext, message: Message) -> dict[str, Any]:
     reasoning: list[str] = []
     details: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
+    audio: dict[str, Any] | None = None
     for item in message["content_items"]:
         fidelity: dict[str, Any] = item.get("fidelity") or {}  # type: ignore[assignment]
         if item["type"] == "text.done":
@@ -257,7 +310,7 @@ def final_body(ctx: WriteContext, message: Message) -> dict[str, Any]:
         elif item["type"] == "thinking.done":
             detail: dict[str, Any] = {"type": "reasoning.text", "text": item["thinking"]}
             if fidelity:
-                detail["signature"] = ctx.seal.seal(fidelity)
+                detail.update(detail_fidelity(ctx, fidelity))
             details.append({**detail, "index": len(details)})
             reasoning.append(item["thinking"])
         elif item["type"] == "tool_call.done":
@@ -271,6 +324,23 @@ def final_body(ctx: WriteContext, message: Message) -> dict[str, Any]:
                     },
                 }
             )
+        elif (
+            item["type"] == "inline_data.done"
+            and item["mime_type"].startswith("audio/")
+            and audio is None
+        ):  # one audio answer, whole, as OpenAI's message carries it
+            clip_id = fidelity.get("audio_id")
+            expires = fidelity.get("expires_at")
+            audio = {
+                "id": clip_id
+                if isinstance(clip_id, str) and clip_id
+                else f"audio_{_stem(ctx.response_id)}_1",
+                "data": base64.b64encode(item["data"]).decode(),
+                "expires_at": expires
+                if isinstance(expires, int)
+                else ctx.created + AUDIO_LIFETIME_S,
+                "transcript": "",
+            }
         else:
             raise UnsupportedOutputError(
                 f"the answer holds a {item['type']} item, which an OpenAI Chat Completions "
@@ -287,6 +357,8 @@ def final_body(ctx: WriteContext, message: Message) -> dict[str, Any]:
         out["reasoning_details"] = details
     if calls:
         out["tool_calls"] = calls
+    if audio is not None:
+        out["audio"] = audio
     finish = FINISH_REASON.get(message.get("finish_reason") or "stop", "content_filter")
     return {
         "id": completion_id(ctx),
@@ -305,6 +377,22 @@ def completion_id(ctx: WriteContext) -> str:
     """`chatcmpl-<the gateway's stream id>`: every chunk of the stream carries it."""
     rid = ctx.response_id
     return rid if rid.startswith("chatcmpl-") else f"chatcmpl-{rid}"
+
+
+def detail_fidelity(ctx: WriteContext, fidelity: dict[str, Any]) -> dict[str, Any]:
+    """A thinking item's fidelity as reasoning-detail fields (module docstring, `thinking`):
+    an openai-chat upstream's own as it is, anything else sealed in `signature`."""
+    if (
+        ctx.upstream == PROTOCOL
+        and set(fidelity) <= _NATIVE_THINKING_KEYS
+        and all(isinstance(value, str) for value in fidelity.values())
+    ):
+        return {field: fidelity[key] for key, field in _DETAIL_FIELDS.items() if key in fidelity}
+    return {"signature": ctx.seal.seal(fidelity)}
+
+
+def _stem(response_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", response_id.removeprefix("chatcmpl-"))
 
 
 def sealed_call_id(ctx: WriteContext, call_id: str, fidelity: dict[str, Any] | None) -> str:
@@ -396,6 +484,7 @@ __all__ = [
     "TOOL_ID_SEPARATOR",
     "ChatStreamWriter",
     "UnsupportedOutputError",
+    "detail_fidelity",
     "error_body",
     "error_object",
     "final_body",

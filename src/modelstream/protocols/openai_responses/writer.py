@@ -37,10 +37,14 @@ Item ids and fidelity. An item's id is written at its `output_item.added`, and t
 `.done` whose id differs; but fidelity reaches the writer only with a group's last fragment
 (the item assembler's rule C). So streamed items get generated ids, `<prefix>_gw_<response>_<n>`
 (`msg_`, `rs_`, `fc_`, `ig_`; `_gw_` never occurs in OpenAI's hex ids), which the inbound decoder
-recognises and leaves out of the fidelity. What each item's fidelity rides on:
+recognises and leaves out of the fidelity; with the request option `provider_item_ids` (the
+emulator's, which plays OpenAI itself) they are `<prefix>_<response>_<n>`, ids a client sends
+back as the provider's. What each item's fidelity rides on:
   thinking   `encrypted_content` = the sealed fidelity, whatever the upstream (a Responses
              upstream's `id`, `part` and encrypted content included): Codex sends reasoning
-             items back with their encrypted content, but not always with their id.
+             items back with their encrypted content, but not always with their id. Only a
+             Responses upstream's fidelity with no item id in it (`encrypted_content`, `part`:
+             what the emulator scripts) has nothing to lose: its encrypted content goes as it is.
   tool_call  a call held whole: the upstream's own `id` (Responses), else the sealed fidelity
              suffixed to the call_id, `<call_id>.<token>` (the call_id is what every client
              sends back, with the call and with its output).
@@ -96,6 +100,8 @@ ID_PREFIXES: Mapping[str, str] = {
     "tool_call": "fc",
     "inline_data": "ig",
 }
+# a Responses upstream's reasoning fidelity that holds no item id: written as it is (docstring)
+_WITHOUT_ID = frozenset({"part", "encrypted_content"})
 CALL_ID_SEPARATOR = "."  # `<call_id>.<sealed token>`
 GENERATED_ID = re.compile(r"(?:msg|rs|fc|ig)_gw_[A-Za-z0-9]*_\d+")
 
@@ -160,11 +166,12 @@ class _Items:
         self.stem = _stem(ctx.response_id)
         options = ctx.request.options
         self.include_encrypted = bool(options.get("include_encrypted_content"))
+        self.marker = "_" if options.get("provider_item_ids") else "_gw_"
         namespaces = options.get("tool_namespaces")
         self.namespaces: Mapping[str, Any] = namespaces if isinstance(namespaces, Mapping) else {}
 
     def generated_id(self, kind: str, index: int) -> str:
-        return f"{ID_PREFIXES[kind]}_gw_{self.stem}_{index}"
+        return f"{ID_PREFIXES[kind]}{self.marker}{self.stem}_{index}"
 
     def native_fidelity(self, kind: str, fidelity: dict[str, Any]) -> bool:
         """Fidelity this wire carries as its own fields (a Responses upstream's)."""
@@ -208,7 +215,11 @@ class _Items:
     def reasoning(self, item_id: str, thinking: str, fidelity: dict[str, Any], part: bool) -> _Item:
         summary = [{"type": "summary_text", "text": thinking}] if part else []
         streamed: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": summary}
-        if fidelity:
+        encrypted = fidelity.get("encrypted_content")
+        if self.native and fidelity and set(fidelity) <= _WITHOUT_ID:  # nothing to seal
+            if isinstance(encrypted, str) or self.include_encrypted:
+                streamed["encrypted_content"] = encrypted if isinstance(encrypted, str) else None
+        elif fidelity:
             streamed["encrypted_content"] = self.seal.seal(fidelity)
         elif self.include_encrypted:
             streamed["encrypted_content"] = None
