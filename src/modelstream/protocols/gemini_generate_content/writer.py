@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import orjson
 
 from ...errors import StreamProtocolError
 from ...grammar import GrammarChecker
@@ -85,8 +86,18 @@ GENERATION_METHODS = ("generateContent", "streamGenerateContent", "countTokens")
 
 
 def gemini_json(value: Any) -> bytes:
-    """Gemini's spacing: a space after the colon, none after the comma."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ": ")).encode()
+    """Gemini's spacing: a space after the colon, none after the comma. Written here because no
+    fast JSON library takes separators; the leaves are orjson's, so this costs about a third
+    of `json.dumps(..., separators=(",", ": "))` per chunk (the writer's hottest call)."""
+    if isinstance(value, dict):
+        return b"{" + b",".join([_key(k) + gemini_json(v) for k, v in value.items()]) + b"}"
+    if isinstance(value, list):
+        return b"[" + b",".join([gemini_json(v) for v in value]) + b"]"
+    return orjson.dumps(value)
+
+
+def _key(key: str) -> bytes:
+    return orjson.dumps(key) + b": "
 
 
 # --- error bodies -------------------------------------------------------------------------------
@@ -246,6 +257,7 @@ class GeminiStreamWriter:
     def __init__(self, ctx: WriteContext) -> None:
         self._ctx = ctx
         self._sse = ctx.request.options.get("alt", "sse") == "sse"
+        self._part_around: tuple[bytes, bytes] | None = None  # a part chunk's head and tail
         self._checker = GrammarChecker()
         self._written = 0  # frames written
         self._ended = False
@@ -270,7 +282,7 @@ class GeminiStreamWriter:
             parts = self._delta(kind, item) if phase == "delta" else self._done(kind, item)
         except UnsupportedOutputError as exc:
             return self.fail(GatewayError(status=502, type="UnsupportedItem", message=str(exc)))
-        return [self._frame(self._chunk(part)) for part in parts]
+        return [self._part_frame(part) for part in parts]
 
     def fail(self, error: GatewayError) -> list[bytes]:
         if self._ended:
@@ -363,12 +375,24 @@ class GeminiStreamWriter:
         chunk["responseId"] = self._ctx.response_id
         return chunk
 
+    def _part_frame(self, part: dict[str, Any]) -> bytes:
+        """`_frame(_chunk(part))`, from the chunk's fixed head and tail (the hot path)."""
+        if self._part_around is None:
+            marker = {"marker": True}
+            head, _, tail = gemini_json(self._chunk(marker)).partition(gemini_json(marker))
+            self._part_around = (head, tail)
+        head, tail = self._part_around
+        return self._framed(head + gemini_json(part) + tail)
+
     def _frame(self, value: dict[str, Any]) -> bytes:
+        return self._framed(gemini_json(value))
+
+    def _framed(self, json_text: bytes) -> bytes:
         self._written += 1
         if self._sse:
-            return b"data: " + gemini_json(value) + b"\r\n\r\n"
+            return b"data: " + json_text + b"\r\n\r\n"
         # the JSON array Gemini streams without alt=sse: `[` first, `\n,\r\n` between elements
-        return (b"[" if self._written == 1 else b"\n,\r\n") + gemini_json(value)
+        return (b"[" if self._written == 1 else b"\n,\r\n") + json_text
 
 
 def _finish_reason(ctx: WriteContext, finish: FinishReason | None) -> str:
