@@ -5,16 +5,11 @@ server that answers the official SDK with the bytes a test chose."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
-
+from gateway_support import Loopback, group, serve, stop, streamed
 from modelstream.protocols.anthropic_messages.writer import AnthropicStreamWriter
 from modelstream.protocols.common.fidelity_seal import FidelitySeal
 from modelstream.protocols.common.gateway import (
@@ -23,12 +18,10 @@ from modelstream.protocols.common.gateway import (
     InboundRequest,
     WriteContext,
 )
-from modelstream.server import BackgroundServer
 
 GENERATE = InboundCall(GatewayRoute("POST", "/v1/messages", "generate"))
 COUNT_TOKENS = InboundCall(GatewayRoute("POST", "/v1/messages/count_tokens", "count_tokens"))
 SEAL = FidelitySeal(b"gateway-anthropic-tests-key-0123456789")
-_GROWING = {"text": "text", "thinking": "thinking", "tool_call": "arguments"}
 
 # cuts a string into fragments: the test's hypothesis draw, or whole by default
 Cutter = Callable[[str], list[str]]
@@ -39,63 +32,30 @@ def context(upstream: str = "anthropic-messages", model: str = "claude-sonnet-4-
     return WriteContext("gw_0123abcd", model, 1_700_000_000, upstream, SEAL, request)
 
 
-def delta(item: dict[str, Any]) -> Any:
-    return {
-        "role": "assistant",
-        "event_type": "delta",
-        "content_items": [item],
-        "usage_metadata": None,
-        "finish_reason": None,
-        "created_at": 0,
-    }
+def whole(text: str) -> list[str]:
+    return [text]
 
 
-def stop(finish: str, usage: dict[str, Any]) -> Any:
-    return {
-        "role": "assistant",
-        "event_type": "stop",
-        "content_items": [],
-        "usage_metadata": usage,
-        "finish_reason": finish,
-        "created_at": 0,
-    }
-
-
-def group(item: dict[str, Any], cut: Cutter = lambda s: [s], fidelity_at: int = 0) -> list[Any]:
-    """The delta events and the done event of one done item (SPEC §2 rules 1, 3, 6)."""
-    kind = item["type"].removesuffix(".done")
-    growing = _GROWING[kind]
-    whole = item[growing]
-    text = json.dumps(whole, separators=(",", ":")) if kind == "tool_call" else whole
-    pieces = cut(text) or [""]
-    fidelity = item.get("fidelity")
-    out = []
-    for position, piece in enumerate(pieces):
-        fragment: dict[str, Any] = {"type": f"{kind}.delta", growing: piece}
-        if kind == "tool_call":
-            first = position == 0
-            fragment = {
-                "type": "tool_call.delta",
-                "tool_call_id": item["tool_call_id"] if first else "",
-                "name": item["name"] if first else "",
-                "arguments": piece,
-            }
-        if fidelity is not None and position == min(fidelity_at, len(pieces) - 1):
-            fragment["fidelity"] = fidelity
-        out.append(delta(fragment))
-    out.append(delta(item))
-    return out
+def cut_item(item: dict[str, Any], cut: Cutter = whole) -> list[str]:
+    """A done item's growing field (a call's arguments as compact JSON) as `cut` fragments it."""
+    return cut(streamed(item, compact=True))
 
 
 def turn_events(
     items: Sequence[Any],
     finish: str,
     usage: dict[str, Any],
-    cut: Cutter = lambda s: [s],
+    cut: Cutter = whole,
     fidelity_at: int = 0,
 ) -> list[Any]:
-    events = [event for item in items for event in group(item, cut, fidelity_at)]
-    return [*events, stop(finish, usage)]
+    """Each item's group (SPEC §2 rules 1, 3, 6), its fidelity on fragment `fidelity_at`, then
+    the stop."""
+    events = [
+        event
+        for item in items
+        for event in group(item, cut_item(item, cut), fidelity_at=fidelity_at)
+    ]
+    return [*events, stop(finish, usage)]  # type: ignore[arg-type]
 
 
 def write(events: Sequence[Any], ctx: WriteContext | None = None) -> bytes:
@@ -136,48 +96,6 @@ def client_content(body: bytes) -> list[dict[str, Any]]:
     return [blocks[index] for index in sorted(blocks)]
 
 
-@dataclass
-class Answer:
-    status: int
-    body: bytes
-    content_type: str = "application/json"
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class LoopbackAnthropic:
+def loopback() -> AbstractContextManager[Loopback]:
     """A real HTTP server on 127.0.0.1 answering `/v1/messages*` with queued answers."""
-
-    answers: list[Answer] = field(default_factory=list)
-    requests: list[tuple[str, dict[str, str], Any]] = field(default_factory=list)
-    url: str = ""
-
-    def queue(self, answer: Answer) -> None:
-        self.answers.append(answer)
-
-    def stream(self, body: bytes) -> None:
-        self.queue(Answer(200, body, "text/event-stream; charset=utf-8"))
-
-    def json(self, status: int, value: Any, headers: dict[str, str] | None = None) -> None:
-        self.queue(Answer(status, json.dumps(value).encode(), headers=headers or {}))
-
-    async def _answer(self, request: Request) -> Response:
-        body = await request.body()
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        self.requests.append((request.url.path, headers, json.loads(body) if body else None))
-        answer = self.answers.pop(0)
-        return Response(
-            answer.body, answer.status, headers=answer.headers, media_type=answer.content_type
-        )
-
-
-@contextmanager
-def loopback() -> Iterator[LoopbackAnthropic]:
-    server = LoopbackAnthropic()
-    routes = [
-        Route(path, server._answer, methods=["POST"])
-        for path in ("/v1/messages", "/v1/messages/count_tokens")
-    ]
-    with BackgroundServer(Starlette(routes=routes)) as background:
-        server.url = background.url
-        yield server
+    return serve(("POST", "/v1/messages"), ("POST", "/v1/messages/count_tokens"))

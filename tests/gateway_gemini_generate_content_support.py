@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from gateway_support import group, stop, streamed
 from modelstream.protocols.common.fidelity_seal import FidelitySeal
 from modelstream.protocols.common.gateway import (
     GatewayError,
@@ -33,92 +34,28 @@ PROTOCOL = "gemini-generate-content"
 KEY = "gw-test-key-5d1"
 
 
-def delta(item: dict[str, Any]) -> Event:
-    return {
-        "role": "assistant",
-        "event_type": "delta",
-        "content_items": [item],  # type: ignore[list-item]
-        "usage_metadata": None,
-        "finish_reason": None,
-        "created_at": 0,
-    }
-
-
-def stop(usage: Usage, finish: FinishReason) -> Event:
-    return {
-        "role": "assistant",
-        "event_type": "stop",
-        "content_items": [],
-        "usage_metadata": usage,
-        "finish_reason": finish,
-        "created_at": 0,
-    }
-
-
-_GROWING = {"text": "text", "thinking": "thinking", "tool_call": "arguments"}
-
-
-def item_events(
-    item: dict[str, Any], cuts: Sequence[int] = (), *, fidelity_first: bool = False
-) -> list[Event]:
-    """One done item as its group: `K.delta+ K.done` (SPEC §2), the growing field cut at
-    `cuts`; fidelity on the first fragment, or (as the assembler sends it) on an empty last
-    fragment."""
-    kind = item["type"].removesuffix(".done")
-    fidelity = item.get("fidelity")
-    if kind == "tool_call":
-        whole = json.dumps(item["arguments"])
-    elif kind in ("inline_data", "inline_thinking"):
-        whole = item["data"]
-    else:
-        whole = item[kind]
+def cut_at(item: dict[str, Any], cuts: Sequence[int] = ()) -> list[Any]:
+    """A done item's growing field (a call's arguments as JSON) cut at the positions `cuts`."""
+    whole = streamed(item)
     points = sorted({c for c in cuts if 0 < c < len(whole)})
-    pieces = [whole[a:b] for a, b in zip([0, *points], [*points, len(whole)], strict=True)]
-    pieces = pieces or [whole]
-    events = []
-    for i, piece in enumerate(pieces):
-        fragment: dict[str, Any] = {"type": f"{kind}.delta"}
-        if kind == "tool_call":
-            first = i == 0
-            fragment.update(
-                tool_call_id=item["tool_call_id"] if first else "",
-                name=item["name"] if first else "",
-                arguments=piece,
-            )
-        elif kind in ("inline_data", "inline_thinking"):
-            fragment.update(data=piece, mime_type=item["mime_type"])
-        else:
-            fragment[kind] = piece
-        if fidelity and fidelity_first and i == 0:
-            fragment["fidelity"] = fidelity
-        events.append(delta(fragment))
-    if fidelity and not fidelity_first:
-        last: dict[str, Any] = {"type": f"{kind}.delta"}
-        if kind == "tool_call":
-            last.update(tool_call_id="", name="", arguments="")
-        elif kind in ("inline_data", "inline_thinking"):
-            last.update(data=b"", mime_type=item["mime_type"])
-        else:
-            last[kind] = ""
-        last["fidelity"] = fidelity
-        events.append(delta(last))
-    events.append(delta(dict(item)))
-    return events
+    return [whole[a:b] for a, b in zip([0, *points], [*points, len(whole)], strict=True)]
 
 
 def turn_events(
     items: Sequence[dict[str, Any]],
-    usage: Usage,
     finish: FinishReason,
+    usage: Usage,
     cuts: Sequence[Sequence[int]] = (),
     fidelity_first: Sequence[bool] = (),
 ) -> list[Event]:
+    """Each item's group (`K.delta+ K.done`, SPEC §2) cut at its `cuts`; its fidelity on the
+    first fragment, or (as the assembler sends it) on an empty last fragment; then the stop."""
     events: list[Event] = []
     for i, item in enumerate(items):
         item_cuts = cuts[i] if i < len(cuts) else ()
         first = fidelity_first[i] if i < len(fidelity_first) else False
-        events.extend(item_events(item, item_cuts, fidelity_first=first))
-    events.append(stop(usage, finish))
+        events.extend(group(item, cut_at(item, item_cuts), fidelity_at=0 if first else None))
+    events.append(stop(finish, usage))
     return events
 
 

@@ -21,14 +21,13 @@ from gateway_anthropic_messages_support import (
     SEAL,
     client_content,
     context,
-    delta,
+    cut_item,
     frames,
-    group,
     loopback,
-    stop,
     turn_events,
     write,
 )
+from gateway_support import delta, done_items, group, json_trees, stop, usage_dicts
 from modelstream import GrammarChecker, StreamDecoder
 from modelstream.protocols import encode_request, protocol_named
 from modelstream.protocols.anthropic_messages.gateway import GATEWAY, ROUTES, read_key
@@ -95,36 +94,14 @@ def decoded_events(body: bytes, sizes: list[int]) -> list[Any]:
     return events
 
 
-def done_items(events: list[Any]) -> list[dict[str, Any]]:
-    return [
-        dict(item)
-        for event in events
-        for item in event["content_items"]
-        if item["type"].endswith(".done")
-    ]
-
-
 # --- strategies ---------------------------------------------------------------------------------
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=6),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
+json_values = json_trees(st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=6))
 arguments = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
 ID_TAILS = st.from_regex(r"[A-Za-z0-9]{1,8}", fullmatch=True)
 signatures = st.from_regex(r"[A-Za-z0-9+/]{8,40}={0,2}", fullmatch=True)
 counts = st.none() | st.integers(0, 10**6)
-usages = st.fixed_dictionaries(
-    {
-        "cached_tokens": counts,
-        "prompt_tokens": counts,
-        "thoughts_tokens": counts,
-        "response_tokens": counts,
-    }
-)
+usages = usage_dicts(counts)
 
 
 @st.composite
@@ -319,7 +296,7 @@ def test_an_image_from_the_upstream_ends_the_stream_with_an_error_naming_it() ->
     assert name == "error"
     assert data["error"]["type"] == "api_error"
     assert "inline_data (image/png)" in data["error"]["message"]
-    assert writer.feed(stop("stop", USAGE)) == []  # nothing after the error
+    assert writer.feed(stop("stop", USAGE)) == []  # type: ignore[arg-type]  # nothing after the error
 
 
 def test_fail_writes_one_error_event_and_nothing_after_it() -> None:
@@ -351,7 +328,7 @@ def test_a_stop_while_a_block_is_open_is_never_a_normal_end() -> None:
     writer = AnthropicStreamWriter(context())
     writer.feed(delta({"type": "text.delta", "text": "a"}))
 
-    out = writer.feed(stop("stop", USAGE))
+    out = writer.feed(stop("stop", USAGE))  # type: ignore[arg-type]
 
     assert [name for name, _ in frames(b"".join(out))] == ["error"]
 
@@ -422,10 +399,11 @@ def test_foreign_fidelity_comes_back_on_the_next_request_exactly(
     ]
     cut = cutter(data)
     events = [
-        *group(items[0], cut, 2),
-        *group(items[1], cut),
-        *group(items[2], cut, 3 if late else 0),  # the assembler gives it last (rule C)
-        stop("tool_call", USAGE),
+        *group(items[0], cut_item(items[0], cut), fidelity_at=2),
+        *group(items[1], cut_item(items[1], cut), fidelity_at=0),
+        # the assembler gives it last (rule C)
+        *group(items[2], cut_item(items[2], cut), fidelity_at=3 if late else 0),
+        stop("tool_call", USAGE),  # type: ignore[arg-type]
     ]
     body = write(events, context(upstream))
 
@@ -1282,7 +1260,7 @@ def test_foreign_fidelity_rides_the_sdks_own_next_request_and_comes_back() -> No
         second = client.messages.create(
             model="m", max_tokens=1024, messages=history, tools=[WEATHER]
         )
-        _, headers, sent = server.requests[-1]
+        headers, sent = server.requests[-1].headers, server.requests[-1].body
 
     assert [b.type for b in first.content] == ["thinking", "tool_use"]  # an empty thinking is kept
     assert second.content[0].text == "Cold."  # type: ignore[union-attr]
@@ -1355,7 +1333,7 @@ def test_the_sdks_count_tokens_body_decodes_and_reads_the_answer() -> None:
             messages=[{"role": "user", "content": "Hi"}],
             tools=[WEATHER],
         )
-        path, _, sent = server.requests[-1]
+        path, sent = server.requests[-1].path, server.requests[-1].body
 
     assert counted.input_tokens == 42
     assert path == "/v1/messages/count_tokens"

@@ -26,14 +26,12 @@ from gateway_gemini_generate_content_support import (
     Script,
     call,
     context,
-    delta,
     final_message,
-    item_events,
     model_contents,
     sse_chunks,
-    stop,
     turn_events,
 )
+from gateway_support import delta, done_items, group, json_trees, stop, usage_dicts
 from modelstream import GrammarChecker, StreamDecoder
 from modelstream.errors import GrammarViolation, StreamProtocolError
 from modelstream.protocols import encode_request, protocol_named
@@ -107,15 +105,6 @@ def decode(body: bytes, sizes: list[int] | None = None) -> tuple[list[Event], St
     return events, decoder
 
 
-def done_items(events: list[Event]) -> list[dict[str, Any]]:
-    return [
-        dict(item)
-        for event in events
-        for item in event["content_items"]
-        if item["type"].endswith(".done")
-    ]
-
-
 def decode_body(body: Any, route: Any = STREAM_ROUTE, **kwargs: Any) -> InboundRequest:
     return decode_request(body, call(route, **kwargs), SEAL)
 
@@ -141,29 +130,19 @@ fidelities = st.one_of(
     native_signatures.map(lambda s: {"thought_signature": s}),
     foreign_fidelity,
 )
-json_values = st.recursive(
+json_values = json_trees(
     st.none()
     | st.booleans()
     | st.integers(-(10**12), 10**12)
     | st.floats(allow_nan=False, allow_infinity=False, width=64)
     | st.text(max_size=10),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=8,
+    key_size=6,
 )
 arguments = st.dictionaries(
     st.text(string.ascii_letters, min_size=1, max_size=8), json_values, max_size=4
 )
 counts = st.one_of(st.none(), st.integers(0, 10_000))
-usages = st.fixed_dictionaries(
-    {
-        "cached_tokens": counts,
-        "prompt_tokens": counts,
-        "thoughts_tokens": counts,
-        "response_tokens": counts,
-    }
-)
+usages = usage_dicts(counts)
 
 
 @st.composite
@@ -285,7 +264,7 @@ def test_written_streams_decode_to_the_same_items_finish_and_usage(
     sizes: list[int],
 ) -> None:
     items_, cuts, first = turn
-    body = write(turn_events(items_, usage, finish, cuts, first))
+    body = write(turn_events(items_, finish, usage, cuts, first))
     events, _ = decode(body, sizes)
     assert [opened(item) for item in done_items(events)] == joined_as_gemini_decodes(items_)
     calls = any(item["type"] == "tool_call.done" for item in items_)
@@ -303,7 +282,7 @@ def test_a_text_stream_is_written_as_gemini_streams_it() -> None:
         delta({"type": "text.delta", "text": "lo"}),
         delta({"type": "text.delta", "text": "", "fidelity": {"thought_signature": "c2ln"}}),
         delta({"type": "text.done", "text": "Hello", "fidelity": {"thought_signature": "c2ln"}}),
-        stop(USAGE, "stop"),
+        stop("stop", USAGE),
     ]
     body = write(events, upstream=PROTOCOL)
     assert body.split(b"\r\n\r\n")[0] == (
@@ -331,7 +310,7 @@ def test_a_text_stream_is_written_as_gemini_streams_it() -> None:
 
 def test_thinking_is_written_as_thought_parts_and_the_signature_on_the_part_it_rode_on() -> None:
     thinking = {"type": "thinking.done", "thinking": "Let me see", "fidelity": {"signature": "sig"}}
-    events = turn_events([thinking, {"type": "text.done", "text": "4"}], USAGE, "stop")
+    events = turn_events([thinking, {"type": "text.done", "text": "4"}], "stop", USAGE)
     parts = [c["candidates"][0]["content"]["parts"][0] for c in sse_chunks(write(events))]
     assert parts[0] == {"text": "Let me see", "thought": True}
     assert parts[1]["thought"] is True and parts[1]["text"] == ""
@@ -347,7 +326,7 @@ def test_a_function_call_is_one_whole_part_at_its_done_with_its_id_and_signature
         "arguments": {"city": "Paris", "days": [1, 2]},
         "fidelity": {"thought_signature": NATIVE_SIGNATURE},
     }
-    events = turn_events([call_item], USAGE, "tool_call", cuts=[[3, 9]])
+    events = turn_events([call_item], "tool_call", USAGE, cuts=[[3, 9]])
     chunks = sse_chunks(write(events))
     assert len(chunks) == 2
     assert chunks[0]["candidates"][0]["content"]["parts"] == [
@@ -365,7 +344,7 @@ def test_a_function_call_is_one_whole_part_at_its_done_with_its_id_and_signature
 
 def test_a_call_without_a_provider_id_is_written_without_one_as_gemini_does() -> None:
     call_item = {"type": "tool_call.done", "tool_call_id": "call_1", "name": "f", "arguments": {}}
-    chunks = sse_chunks(write(turn_events([call_item], USAGE, "tool_call")))
+    chunks = sse_chunks(write(turn_events([call_item], "tool_call", USAGE)))
     assert chunks[0]["candidates"][0]["content"]["parts"] == [
         {"functionCall": {"name": "f", "args": {}}}
     ]
@@ -376,7 +355,7 @@ def test_a_call_without_a_provider_id_is_written_without_one_as_gemini_does() ->
     [("stop", "STOP"), ("length", "MAX_TOKENS"), ("tool_call", "STOP"), ("unknown", "OTHER")],
 )
 def test_finish_reasons_map_to_geminis(finish: FinishReason, reason: str) -> None:
-    chunks = sse_chunks(write(turn_events([{"type": "text.done", "text": "x"}], USAGE, finish)))
+    chunks = sse_chunks(write(turn_events([{"type": "text.done", "text": "x"}], finish, USAGE)))
     assert chunks[-1]["candidates"][0]["finishReason"] == reason
 
 
@@ -407,7 +386,7 @@ def test_an_item_after_one_of_its_kind_is_held_and_written_whole_with_its_signat
     first = {"type": "thinking.done", "thinking": "one", "fidelity": {"id": "rs_1", "part": 0}}
     second = {"type": "thinking.done", "thinking": "two", "fidelity": {"id": "rs_1", "part": 1}}
     events = turn_events(
-        [first, second, {"type": "text.done", "text": "ok"}], USAGE, "stop", cuts=[[1], [1]]
+        [first, second, {"type": "text.done", "text": "ok"}], "stop", USAGE, cuts=[[1], [1]]
     )
     parts = [c["candidates"][0]["content"]["parts"][0] for c in sse_chunks(write(events))]
     assert [p["text"] for p in parts] == ["o", "ne", "", "two", "ok", ""]
@@ -418,7 +397,7 @@ def test_an_item_after_one_of_its_kind_is_held_and_written_whole_with_its_signat
 
 def test_an_image_is_one_inline_data_part() -> None:
     image = {"type": "inline_data.done", "data": b"\x89PNG..", "mime_type": "image/png"}
-    events = turn_events([image], USAGE, "stop", cuts=[[2, 4]])
+    events = turn_events([image], "stop", USAGE, cuts=[[2, 4]])
     chunks = sse_chunks(write(events))
     assert chunks[0]["candidates"][0]["content"]["parts"] == [
         {"inlineData": {"mimeType": "image/png", "data": base64.b64encode(b"\x89PNG..").decode()}}
@@ -431,7 +410,7 @@ def test_audio_streams_chunk_by_chunk_and_decodes_as_one_clip() -> None:
         "data": bytes(range(30)),
         "mime_type": "audio/L16;codec=pcm;rate=24000",
     }
-    events = turn_events([clip], USAGE, "stop", cuts=[[10, 20]])
+    events = turn_events([clip], "stop", USAGE, cuts=[[10, 20]])
     body = write(events)
     assert len(sse_chunks(body)) == 4
     assert done_items(decode(body)[0]) == [clip]
@@ -439,7 +418,7 @@ def test_audio_streams_chunk_by_chunk_and_decodes_as_one_clip() -> None:
 
 def test_a_thinking_image_is_an_inline_data_part_marked_thought() -> None:
     image = {"type": "inline_thinking.done", "data": b"draft", "mime_type": "image/png"}
-    events = turn_events([image, {"type": "text.done", "text": "done"}], USAGE, "stop")
+    events = turn_events([image, {"type": "text.done", "text": "done"}], "stop", USAGE)
     chunks = sse_chunks(write(events))
     assert chunks[0]["candidates"][0]["content"]["parts"][0]["thought"] is True
     assert done_items(decode(write(events))[0])[0] == image
@@ -464,9 +443,9 @@ def test_the_writer_refuses_events_that_break_the_grammar() -> None:
 
 def test_nothing_is_written_after_stop() -> None:
     w = writer(context(request(), SEAL))
-    w.feed(stop(USAGE, "stop"))
+    w.feed(stop("stop", USAGE))
     with pytest.raises(StreamProtocolError):
-        w.feed(stop(USAGE, "stop"))
+        w.feed(stop("stop", USAGE))
     assert w.fail(GatewayError(500, "ServerError", "late")) == []
 
 
@@ -493,7 +472,7 @@ def test_fail_writes_geminis_error_object_and_leaves_the_open_item_unfinished() 
 
 
 def test_without_alt_sse_the_stream_is_one_json_array_written_element_by_element() -> None:
-    events = turn_events([{"type": "text.done", "text": "Hello"}], USAGE, "stop", cuts=[[2]])
+    events = turn_events([{"type": "text.done", "text": "Hello"}], "stop", USAGE, cuts=[[2]])
     w = writer(context(request(alt="json"), SEAL))
     frames = [frame for event in events for frame in w.feed(event)]
     assert frames[0].startswith(b'[{"candidates"')
@@ -529,7 +508,7 @@ def test_the_final_body_is_one_response_with_every_item_as_a_part() -> None:
         },
         {"type": "tool_call.done", "tool_call_id": "toolu_9", "name": "f", "arguments": {"a": 1}},
     ]
-    events = turn_events(items_, USAGE, "tool_call")
+    events = turn_events(items_, "tool_call", USAGE)
     body = final_body(context(request(stream=False), SEAL), final_message(events))
     candidate = body["candidates"][0]
     parts = candidate["content"]["parts"]
@@ -659,7 +638,7 @@ def test_fidelity_written_in_a_stream_comes_back_exactly_from_the_clients_next_r
     turn: tuple[list[dict[str, Any]], list[list[int]], list[bool]], upstream: str
 ) -> None:
     items_, cuts, first = turn
-    body = write(turn_events(items_, USAGE, "stop", cuts, first), upstream=upstream)
+    body = write(turn_events(items_, "stop", USAGE, cuts, first), upstream=upstream)
     contents = [user("Q"), *model_contents(sse_chunks(body)), user("next")]
     decoded = decode_body({"contents": contents})
     assert [m["role"] for m in decoded.messages] == ["user", "assistant", "user"]
@@ -680,7 +659,7 @@ def test_fidelity_a_gemini_field_cannot_hold_natively_is_sealed_in_the_thought_s
     fidelity: dict[str, Any],
 ) -> None:
     item = {"type": "thinking.done", "thinking": "why", "fidelity": fidelity}
-    body = write(turn_events([item, {"type": "text.done", "text": "so"}], USAGE, "stop"))
+    body = write(turn_events([item, {"type": "text.done", "text": "so"}], "stop", USAGE))
     signature = sse_chunks(body)[1]["candidates"][0]["content"]["parts"][0]["thoughtSignature"]
     assert is_sealed(signature) and signature.isalnum() and len(signature) % 4 == 0
     contents = [user(), *model_contents(sse_chunks(body))]
@@ -690,7 +669,7 @@ def test_fidelity_a_gemini_field_cannot_hold_natively_is_sealed_in_the_thought_s
 def test_an_edited_sealed_signature_is_a_400_naming_the_field() -> None:
     item = {"type": "thinking.done", "thinking": "why", "fidelity": {"signature": "abc"}}
     chunks = sse_chunks(
-        write(turn_events([item, {"type": "text.done", "text": "x"}], USAGE, "stop"))
+        write(turn_events([item, {"type": "text.done", "text": "x"}], "stop", USAGE))
     )
     contents = [user(), *model_contents(chunks)]
     part = contents[2]["parts"][0]
@@ -716,7 +695,7 @@ def test_a_native_signature_written_back_url_safe_is_restored_to_geminis_alphabe
 
 def test_signature_only_thinking_round_trips_as_an_empty_thought_part() -> None:
     redacted = {"type": "thinking.done", "thinking": "", "fidelity": {"redacted_thinking": "Eu8="}}
-    events = turn_events([redacted, {"type": "text.done", "text": "hi"}], USAGE, "stop")
+    events = turn_events([redacted, {"type": "text.done", "text": "hi"}], "stop", USAGE)
     body = write(events)
     assert [opened(i) for i in done_items(decode(body)[0])] == [
         redacted,
@@ -1448,7 +1427,7 @@ def test_the_sdk_streams_thoughts_text_a_call_usage_and_finish(
     gateway: LoopbackGateway, client: genai.Client
 ) -> None:
     gateway.script = Script(
-        turn_events(ANTHROPIC_TURN, USAGE, "tool_call", cuts=[[4, 9], [3], [6]])
+        turn_events(ANTHROPIC_TURN, "tool_call", USAGE, cuts=[[4, 9], [3], [6]])
     )
     chunks = list(
         client.models.generate_content_stream(
@@ -1496,12 +1475,12 @@ def test_the_sdks_own_response_sent_back_restores_every_items_fidelity(
     gateway: LoopbackGateway, client: genai.Client, turn: list[dict[str, Any]], upstream: str
 ) -> None:
     gateway.script = Script(
-        turn_events(turn, USAGE, "tool_call", cuts=[[5], [2]]), upstream=upstream
+        turn_events(turn, "tool_call", USAGE, cuts=[[5], [2]]), upstream=upstream
     )
     chat = client.chats.create(model="gemini-2.5-flash", config=SDK_CONFIG)
     chunks = list(chat.send_message_stream("Weather?"))
     calls = [p.function_call for p in parts_of(chunks) if p.function_call]
-    gateway.script = Script(turn_events([{"type": "text.done", "text": "Sunny."}], USAGE, "stop"))
+    gateway.script = Script(turn_events([{"type": "text.done", "text": "Sunny."}], "stop", USAGE))
     answers = [
         genai_types.Part.from_function_response(name=c.name or "", response={"result": "sunny"})
         for c in calls
@@ -1522,7 +1501,7 @@ def test_the_sdks_own_response_sent_back_restores_every_items_fidelity(
 def test_a_call_the_upstream_gave_no_id_is_answered_by_name(
     gateway: LoopbackGateway, client: genai.Client
 ) -> None:
-    gateway.script = Script(turn_events(GEMINI_TURN, USAGE, "tool_call"), upstream=PROTOCOL)
+    gateway.script = Script(turn_events(GEMINI_TURN, "tool_call", USAGE), upstream=PROTOCOL)
     response = client.models.generate_content(
         model="gemini-2.5-flash", contents="Weather?", config=SDK_CONFIG
     )
@@ -1536,7 +1515,7 @@ def test_a_call_the_upstream_gave_no_id_is_answered_by_name(
         model_turn,
         genai_types.Content(role="user", parts=[answer]),
     ]
-    gateway.script = Script(turn_events([{"type": "text.done", "text": "Cold."}], USAGE, "stop"))
+    gateway.script = Script(turn_events([{"type": "text.done", "text": "Cold."}], "stop", USAGE))
     client.models.generate_content(model="gemini-2.5-flash", contents=contents, config=SDK_CONFIG)  # type: ignore[arg-type]
     history = gateway.requests[-1].messages
     assert history[1]["content_items"] == GEMINI_TURN
@@ -1546,7 +1525,7 @@ def test_a_call_the_upstream_gave_no_id_is_answered_by_name(
 
 
 def test_the_sdk_reads_a_whole_answer(gateway: LoopbackGateway, client: genai.Client) -> None:
-    gateway.script = Script(turn_events(ANTHROPIC_TURN, USAGE, "tool_call"))
+    gateway.script = Script(turn_events(ANTHROPIC_TURN, "tool_call", USAGE))
     response = client.models.generate_content(
         model="gemini-2.5-flash", contents="Weather?", config=SDK_CONFIG
     )
@@ -1585,7 +1564,7 @@ def test_a_429_raises_the_sdks_client_error_with_its_retry_delay(
 def test_an_in_stream_error_makes_the_sdk_raise_after_the_parts_before_it(
     gateway: LoopbackGateway, client: genai.Client, status: int, raised: type[Exception]
 ) -> None:
-    events = item_events({"type": "text.done", "text": "partial answer"}, [7])[:2]
+    events = group({"type": "text.done", "text": "partial answer"}, ["partial", " answer"])[:2]
     gateway.script = Script(
         events, then_fail=GatewayError(status, "ProviderError", "upstream broke")
     )
@@ -1624,7 +1603,7 @@ def test_a_rest_client_without_alt_sse_reads_one_json_array_and_may_send_its_key
     loopback: tuple[LoopbackGateway, str], gateway: LoopbackGateway
 ) -> None:
     gateway.script = Script(
-        turn_events([{"type": "text.done", "text": "Hello"}], USAGE, "stop", cuts=[[2]])
+        turn_events([{"type": "text.done", "text": "Hello"}], "stop", USAGE, cuts=[[2]])
     )
     url = loopback[1] + "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
     response = httpx.post(url, params={"key": KEY}, json={"contents": [user()]})
@@ -1640,6 +1619,6 @@ def test_the_sdk_on_the_v1beta_version_is_served_alike(
 ) -> None:
     options = genai_types.HttpOptions(base_url=loopback[1], api_version="v1beta")
     beta = genai.Client(api_key=KEY, http_options=options)
-    gateway.script = Script(turn_events([{"type": "text.done", "text": "Hi!"}], USAGE, "stop"))
+    gateway.script = Script(turn_events([{"type": "text.done", "text": "Hi!"}], "stop", USAGE))
     assert beta.models.generate_content(model="gemini-2.5-flash", contents="hi").text == "Hi!"
     assert gateway.requests[-1].model == "gemini-2.5-flash"

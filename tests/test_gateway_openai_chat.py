@@ -30,16 +30,14 @@ from gateway_openai_chat_support import (
     context,
     decode,
     deltas_of,
-    event,
-    group,
     loopback,
     request,
-    stop,
     text,
     thinking,
     tool_call,
     write,
 )
+from gateway_support import call_arguments, delta, draw_pieces, random_cuts, stop, words
 from modelstream import GrammarChecker, ProviderError
 from modelstream.protocols import encode_request
 from modelstream.protocols.common.fidelity_seal import FidelitySeal, is_sealed
@@ -74,36 +72,7 @@ def split_seal(value: str) -> tuple[str, dict[str, Any] | None]:
     return (head, SEAL.open(token)) if head and is_sealed(token) else (value, None)
 
 
-def random_cuts(data: bytes, rng: random.Random) -> list[bytes]:
-    cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randint(0, 12))))
-    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-
-
 # --- the stream round trip: events → writer → bytes → decoder ---------------------------------
-
-_words = st.text(string.ascii_letters + " .,é日🙂\n", min_size=1, max_size=24)
-_json_value = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**53), 2**53)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-_arguments = st.dictionaries(
-    st.text(string.ascii_lowercase, min_size=1, max_size=6), _json_value, max_size=4
-)
-
-
-def _pieces(draw: Any, value: str) -> list[str]:
-    if not value:
-        return [""]
-    cuts = sorted(draw(st.sets(st.integers(1, max(1, len(value) - 1)), max_size=4)))
-    cuts = [c for c in cuts if 0 < c < len(value)]
-    return [value[a:b] for a, b in zip([0, *cuts], [*cuts, len(value)], strict=True)]
 
 
 @st.composite
@@ -116,22 +85,24 @@ def turns(draw: Any) -> dict[str, Any]:
     for _ in range(draw(st.integers(1, 5))):
         kind = draw(st.sampled_from(["text", "text", "thinking", "tool_call"]))
         if kind == "text":
-            value = draw(_words)
+            value = draw(words)
             refusal = draw(st.sampled_from([None, "first", "last"]))
             fidelity = {"refusal": True} if refusal else None
-            events += group(
-                "text", _pieces(draw, value), fidelity, fidelity_first=refusal == "first"
+            events += text(
+                value, fidelity, pieces=draw_pieces(draw, value), fidelity_first=refusal == "first"
             )
             plan.append(("refusal" if refusal == "first" else "text", value))
         elif kind == "thinking":
             fidelity = draw(st.sampled_from([None, *FOREIGN_THINKING]))
-            value = draw(_words if fidelity is None else st.one_of(st.just(""), _words))
+            value = draw(words if fidelity is None else st.one_of(st.just(""), words))
             first = draw(st.booleans())
-            events += group("thinking", _pieces(draw, value), fidelity, fidelity_first=first)
+            events += thinking(
+                value, fidelity, pieces=draw_pieces(draw, value), fidelity_first=first
+            )
             plan.append(("thinking", (value, fidelity)))
         else:
             calls += 1
-            arguments = draw(_arguments)
+            arguments = draw(call_arguments)
             fidelity = None
             if upstream in FIDELITY_CALLS:
                 fidelity = draw(
@@ -139,14 +110,7 @@ def turns(draw: Any) -> dict[str, Any]:
                 )
             raw = orjson.dumps(arguments).decode()
             call_id, name = f"call_{calls}x", draw(st.sampled_from(["get_weather", "search", "f"]))
-            events += group(
-                "tool_call",
-                _pieces(draw, raw),
-                fidelity,
-                done_value=arguments,
-                tool_call_id=call_id,
-                name=name,
-            )
+            events += tool_call(call_id, name, arguments, fidelity, pieces=draw_pieces(draw, raw))
             plan.append(("tool_call", (call_id, name, arguments, fidelity)))
     if not any(kind in ("text", "refusal", "tool_call") for kind, _ in plan):
         events += text("Done.")
@@ -446,7 +410,7 @@ def test_an_item_chat_cannot_carry_ends_the_stream_with_an_error_naming_it() -> 
     image = {"type": "inline_data.delta", "data": b"\x89PNG", "mime_type": "image/png"}
     writer = GATEWAY.writer(context("gemini-generate-content"))
 
-    frames = writer.feed(event(image))
+    frames = writer.feed(delta(image))
 
     error = json.loads(frames[-1][6:])["error"]
     assert "inline_data" in error["message"] and "image/png" in error["message"]
@@ -676,7 +640,7 @@ def histories(draw: Any) -> list[dict[str, Any]]:
                 result: dict[str, Any] = {
                     "type": "tool_result.done",
                     "tool_call_id": call_id,
-                    "text": draw(_words),
+                    "text": draw(words),
                 }
                 images = draw(st.lists(_image, max_size=2))
                 if images:
@@ -685,7 +649,7 @@ def histories(draw: Any) -> list[dict[str, Any]]:
             own = draw(
                 st.lists(
                     st.one_of(
-                        _words.map(lambda t: {"type": "text.done", "text": t}),
+                        words.map(lambda t: {"type": "text.done", "text": t}),
                         _image.map(lambda u: {"type": "image_url.done", "image_url": u}),
                     ),
                     min_size=0 if pending else 1,
@@ -710,19 +674,19 @@ def histories(draw: Any) -> list[dict[str, Any]]:
                 "format": "anthropic-claude-v1",
                 "signature": draw(_name),
             }
-            items.append({"type": "thinking.done", "thinking": draw(_words), "fidelity": fidelity})
+            items.append({"type": "thinking.done", "thinking": draw(words), "fidelity": fidelity})
         elif field is not None:
             items.append(
                 {
                     "type": "thinking.done",
-                    "thinking": draw(_words),
+                    "thinking": draw(words),
                     "fidelity": {"reasoning_field": field},
                 }
             )
         if draw(st.booleans()):
-            items.append({"type": "text.done", "text": draw(_words)})
+            items.append({"type": "text.done", "text": draw(words)})
         if draw(st.integers(0, 4)) == 0:
-            items.append({"type": "text.done", "text": draw(_words), "fidelity": {"refusal": True}})
+            items.append({"type": "text.done", "text": draw(words), "fidelity": {"refusal": True}})
         said = any(item["type"] == "text.done" for item in items)
         for _ in range(draw(st.integers(0 if said else 1, 2))):  # else the encoder drops it
             calls += 1
@@ -733,7 +697,7 @@ def histories(draw: Any) -> list[dict[str, Any]]:
                     "type": "tool_call.done",
                     "tool_call_id": call_id,
                     "name": draw(_name),
-                    "arguments": draw(_arguments),
+                    "arguments": draw(call_arguments),
                 }
             )
         if field == "content.thinking" and not any(i["type"] == "text.done" for i in items):
@@ -755,11 +719,11 @@ def histories(draw: Any) -> list[dict[str, Any]]:
 def configs(draw: Any) -> dict[str, Any]:
     config: dict[str, Any] = {}
     optional = {
-        "system_prompt": _words,
+        "system_prompt": words,
         "max_tokens": st.integers(1, 10**6),
         "temperature": st.floats(0, 2),
         "top_p": st.floats(0, 1),
-        "stop": st.lists(_words, min_size=1, max_size=3),
+        "stop": st.lists(words, min_size=1, max_size=3),
         "seed": st.integers(-(2**31), 2**31),
         "thinking_level": st.sampled_from(["none", "low", "medium", "high", "xhigh", "max"]),
         "response_format": st.one_of(
@@ -788,7 +752,7 @@ def configs(draw: Any) -> dict[str, Any]:
         for name in names:
             tool: dict[str, Any] = {"name": name}
             if draw(st.booleans()):
-                tool["description"] = draw(_words)
+                tool["description"] = draw(words)
             if draw(st.booleans()):
                 tool["parameters"] = draw(_schema)
             if draw(st.booleans()):
@@ -1313,7 +1277,7 @@ def test_the_sdk_stream_helper_accumulates_text_thinking_calls_and_parsed_argume
     )
     assert final.usage.prompt_tokens_details.cached_tokens == 5  # type: ignore[union-attr]
     assert final.usage.completion_tokens_details.reasoning_tokens == 7  # type: ignore[union-attr]
-    assert server.bodies[0]["stream"] is True
+    assert server.requests[0].body["stream"] is True
 
 
 def test_plain_create_stream_yields_chunks_the_sdk_types() -> None:
@@ -1459,7 +1423,7 @@ def test_the_sdk_sends_back_what_restores_every_fidelity_on_the_next_turn() -> N
         ]  # type: ignore[index]
         with client.chat.completions.stream(model=MODEL, messages=history) as stream:
             stream.get_final_completion()
-        second = server.bodies[1]
+        second = server.requests[1].body
 
     sent = decode(second)
 

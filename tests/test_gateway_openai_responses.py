@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import json
 import random
-import string
 from typing import Any
 
 import openai
@@ -26,18 +25,24 @@ from gateway_openai_responses_support import (
     SEAL,
     context,
     decode,
-    event,
     frames_of,
-    group,
     loopback,
     replayed_items,
     request,
+    turn,
+    write,
+)
+from gateway_support import (
+    call_arguments,
+    delta,
+    draw_pieces,
+    group,
+    random_cuts,
     stop,
     text,
     thinking,
     tool_call,
-    turn,
-    write,
+    words,
 )
 from modelstream import ProviderError
 from modelstream.protocols import encode_request
@@ -76,36 +81,7 @@ FOREIGN_THINKING = [
 USER = {"role": "user", "content": "hi"}
 
 
-def random_cuts(data: bytes, rng: random.Random) -> list[bytes]:
-    cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randint(0, 12))))
-    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-
-
 # --- random turns -----------------------------------------------------------------------------
-
-_words = st.text(string.ascii_letters + " .,é日🙂\n", min_size=1, max_size=24)
-_json_value = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**53), 2**53)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-_arguments = st.dictionaries(
-    st.text(string.ascii_lowercase, min_size=1, max_size=6), _json_value, max_size=4
-)
-
-
-def _pieces(draw: Any, value: str) -> list[str]:
-    if not value:
-        return [""]
-    cuts = sorted(draw(st.sets(st.integers(1, max(1, len(value) - 1)), max_size=4)))
-    cuts = [c for c in cuts if 0 < c < len(value)]
-    return [value[a:b] for a, b in zip([0, *cuts], [*cuts, len(value)], strict=True)]
 
 
 @st.composite
@@ -125,12 +101,12 @@ def turns(draw: Any) -> dict[str, Any]:
                     base["phase"] = draw(st.sampled_from(["commentary", "final_answer"]))
                 for _ in range(draw(st.integers(1, 2))):
                     refusal = {"refusal": True} if draw(st.booleans()) else {}
-                    items.append(text(draw(_words), {**base, **refusal}))
+                    items.append(text(draw(words), {**base, **refusal}))
             else:
                 fidelity = draw(
                     st.sampled_from([None, {"refusal": True}, {"thought_signature": "Tx9"}])
                 )
-                items.append(text(draw(_words), fidelity))
+                items.append(text(draw(words), fidelity))
         elif kind == "thinking":
             if native and draw(st.booleans()):  # one reasoning item
                 base = {"id": f"rs_{unit}"}
@@ -144,12 +120,12 @@ def turns(draw: Any) -> dict[str, Any]:
                     fidelity = {**base, "part": part}
                     if encrypted and position == count - 1:
                         fidelity["encrypted_content"] = encrypted
-                    items.append(thinking(draw(_words), fidelity))
+                    items.append(thinking(draw(words), fidelity))
             else:
                 # a Responses upstream's own reasoning with text always names its part (above)
                 foreign = FOREIGN_THINKING[:-1] if native else FOREIGN_THINKING
                 fidelity = draw(st.sampled_from([None, *foreign]))
-                value = draw(_words if fidelity is None else st.one_of(st.just(""), _words))
+                value = draw(words if fidelity is None else st.one_of(st.just(""), words))
                 items.append(thinking(value, fidelity))
         else:
             fidelity = None
@@ -157,19 +133,19 @@ def turns(draw: Any) -> dict[str, Any]:
                 options = [None, {"id": f"fc_{unit}"}] if native else [None]
                 fidelity = draw(st.sampled_from([*options, {"thought_signature": "Cs8BAY"}]))
             name = draw(st.sampled_from(["get_weather", "search", "f"]))
-            items.append(tool_call(f"call_{unit}x", name, draw(_arguments), fidelity))
+            items.append(tool_call(f"call_{unit}x", name, draw(call_arguments), fidelity))
     if all(i["type"] == "thinking.done" for i in items):  # a turn of thinking only is empty
-        items.append(text(draw(_words)))
+        items.append(text(draw(words)))
     calls = any(i["type"] == "tool_call.done" for i in items)
     finish = draw(st.sampled_from(["tool_call" if calls else "stop", "length", "unknown"]))
     usage = {key: draw(st.one_of(st.none(), st.integers(0, 10**6))) for key in USAGE}
     events: list[Any] = []
     for item in items:
         grown = item.get("text", item.get("thinking"))
-        pieces = None if grown is None else _pieces(draw, grown)
+        pieces = None if grown is None else draw_pieces(draw, grown)
         if item["type"] == "tool_call.done":
-            pieces = _pieces(draw, json.dumps(item["arguments"]))
-        events += group(item, pieces, fidelity_first=draw(st.booleans()))
+            pieces = draw_pieces(draw, json.dumps(item["arguments"]))
+        events += group(item, pieces, fidelity_at=0 if draw(st.booleans()) else None)
     events.append(stop(finish, usage))  # type: ignore[arg-type]
     return {
         "upstream": upstream,
@@ -380,9 +356,9 @@ def test_an_item_the_wire_cannot_carry_fails_the_stream_naming_it(
     item: dict[str, Any], named: str
 ) -> None:
     writer = GATEWAY.writer(context("gemini-generate-content"))
-    frames = writer.feed(event({"type": "text.delta", "text": "a"}))
-    frames += writer.feed(event({"type": "text.done", "text": "a"}))
-    frames += writer.feed(event(item))
+    frames = writer.feed(delta({"type": "text.delta", "text": "a"}))
+    frames += writer.feed(delta({"type": "text.done", "text": "a"}))
+    frames += writer.feed(delta(item))
     name, data = frames_of(b"".join(frames))[-1]
     assert name == "response.failed"
     assert named in data["response"]["error"]["message"]
@@ -393,9 +369,9 @@ def test_an_image_is_an_image_generation_call_written_whole() -> None:
     png = b"\x89PNG\r\n\x1a\n" + bytes(range(40))
     image = {"type": "inline_data.done", "data": png, "mime_type": "image/png"}
     events = [
-        event({"type": "inline_data.delta", "data": png[:10], "mime_type": "image/png"}),
-        event({"type": "inline_data.delta", "data": png[10:], "mime_type": "image/png"}),
-        event({**image, "fidelity": {"thought_signature": "img"}}),
+        delta({"type": "inline_data.delta", "data": png[:10], "mime_type": "image/png"}),
+        delta({"type": "inline_data.delta", "data": png[10:], "mime_type": "image/png"}),
+        delta({**image, "fidelity": {"thought_signature": "img"}}),
         *group(text("Here it is.")),
         stop(),
     ]
@@ -690,12 +666,12 @@ def spec_requests(draw: Any) -> dict[str, Any]:
     pending: list[str] = []
     for turn_index in range(draw(st.integers(0, 2))):
         user: list[dict[str, Any]] = [
-            {"type": "tool_result.done", "tool_call_id": call_id, "text": draw(_words)}
+            {"type": "tool_result.done", "tool_call_id": call_id, "text": draw(words)}
             for call_id in pending
         ]
         for _ in range(draw(st.integers(1, 2))):
             if draw(st.booleans()):
-                user.append({"type": "text.done", "text": draw(_words)})
+                user.append({"type": "text.done", "text": draw(words)})
             else:
                 user.append({"type": "image_url.done", "image_url": "https://x.test/a.png"})
         messages.append({"role": "user", "content_items": user})
@@ -707,25 +683,25 @@ def spec_requests(draw: Any) -> dict[str, Any]:
                 fidelity = {"id": f"rs_{turn_index}", "part": "summary_text"}
                 if position == parts - 1 and draw(st.booleans()):
                     fidelity["encrypted_content"] = "gAAAAB=="
-                assistant.append(thinking(draw(_words), fidelity))
+                assistant.append(thinking(draw(words), fidelity))
         if draw(st.booleans()):
-            assistant.append(text(draw(_words), {"id": f"msg_{turn_index}"}))
+            assistant.append(text(draw(words), {"id": f"msg_{turn_index}"}))
         else:
-            assistant.append(text(draw(_words)))
+            assistant.append(text(draw(words)))
         for call in range(draw(st.integers(0, 2))):
             call_id = f"call_{turn_index}_{call}"
             pending.append(call_id)
             fidelity = {"id": f"fc_{turn_index}_{call}"} if draw(st.booleans()) else None
-            assistant.append(tool_call(call_id, draw(_tool_names), draw(_arguments), fidelity))
+            assistant.append(tool_call(call_id, draw(_tool_names), draw(call_arguments), fidelity))
         messages.append({"role": "assistant", "content_items": assistant})
     last: list[dict[str, Any]] = [
         {"type": "tool_result.done", "tool_call_id": call_id, "text": "ok"} for call_id in pending
     ]
-    last.append({"type": "text.done", "text": draw(_words)})
+    last.append({"type": "text.done", "text": draw(words)})
     messages.append({"role": "user", "content_items": last})
     config: dict[str, Any] = {}
     if draw(st.booleans()):
-        config["system_prompt"] = draw(_words)
+        config["system_prompt"] = draw(words)
     if draw(st.booleans()):
         config["max_tokens"] = draw(st.integers(1, 10_000))
     if draw(st.booleans()):
@@ -739,7 +715,7 @@ def spec_requests(draw: Any) -> dict[str, Any]:
     if draw(st.booleans()):
         names = draw(st.lists(_tool_names, min_size=1, max_size=3, unique=True))
         config["tools"] = [
-            {"name": name, "description": draw(_words), "parameters": draw(_schema)}
+            {"name": name, "description": draw(words), "parameters": draw(_schema)}
             for name in names
         ]
         if draw(st.booleans()):
@@ -1212,7 +1188,7 @@ def test_the_sdk_reads_a_resumed_stream_after_a_sequence_number() -> None:
         events = list(
             _client(server.url).responses.retrieve(RESPONSE_ID, stream=True, starting_after=4)
         )
-        query = server.requests[0]
+        query = server.requests[0].query
     assert query == {"stream": "true", "starting_after": "4"}
     assert events[0].sequence_number == 5
     assert events[-1].type == "response.completed"
