@@ -73,6 +73,10 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         return keys.holder(authorization)
 
     async def post_stream(request: Request) -> Response:
+        with relay.arrival():
+            return await start_stream(request)
+
+    async def start_stream(request: Request) -> Response:
         try:
             caller = check_key(request)
             body = await read_body(request, settings.limits.max_body_bytes)

@@ -17,7 +17,6 @@ ends the stream in the wire's own in-stream form (`StreamWriter.fail`).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -58,7 +57,7 @@ from .metrics import ServerMetrics
 from .request_policy import check_upstream_request
 from .responses import EventStreamResponse
 from .stores import Entry, StoreError
-from .streams import StreamRelay
+from .streams import BurstClock, StreamRelay
 
 log = logging.getLogger("modelstream.server")
 
@@ -251,6 +250,12 @@ class Gateway:
     async def _generate(
         self, name: str, wire_: GatewayWire, route: GatewayRoute, request: Request
     ) -> Response:
+        with self.relay.arrival():
+            return await self._turn(name, wire_, route, request)
+
+    async def _turn(
+        self, name: str, wire_: GatewayWire, route: GatewayRoute, request: Request
+    ) -> Response:
         try:
             caller = self.caller(wire_, request)
             inbound = await self._inbound(wire_, route, request)
@@ -319,6 +324,7 @@ class Gateway:
         """The caller's wire frames of the stored entries, as they arrive; the first `skip`
         frames are left out (a resume: the client has them)."""
         keepalive = wire.KEEPALIVE if content_type.startswith("text/event-stream") else b""
+        burst = BurstClock()
         ended = False
         async with contextlib.aclosing(reader):
             batch: list[Entry] | None = first
@@ -336,8 +342,8 @@ class Gateway:
                             yield b"".join(frames)
                         if ended:
                             return
-                        if self.relay.starting:  # a first event elsewhere goes before bulk
-                            await asyncio.sleep(0)
+                        if self.relay.must_yield(burst):  # a first event elsewhere first
+                            await self.relay.yield_to_starts()
                     batch = await anext(reader, None)
             except StoreError as exc:
                 log.error("a gateway stream lost its store: %s", exc)

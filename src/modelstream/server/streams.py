@@ -23,7 +23,8 @@ import hmac
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections import deque
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -68,6 +69,7 @@ _INTERNAL = {
 
 POOL_SIZE = 32  # upstream connections per pool (`StreamRelay._shard`)
 MAX_PENDING = 1024  # events read from the upstream and not yet stored before the pump waits
+BURST_SECONDS = 0.0005  # steps of one stream closer than this are a burst (BurstClock)
 
 
 @dataclass(eq=False)
@@ -120,6 +122,8 @@ class StreamRelay:
         # producers let the loop run after each event, so a first event never waits behind
         # other streams' bulk (a fast upstream delivers a whole answer in one read)
         self.starting = 0
+        self.arriving = 0  # stream requests being read and checked, not started yet
+        self._gate = _BulkGate()
         self._trace_sinks = resolve_sinks(settings.traces, os.environ, limits=settings.trace_limits)
         grace = settings.resume_grace_seconds
         self._poll = min(1.0, max(0.02, grace / 4))  # how often a producer looks for readers
@@ -290,11 +294,39 @@ class StreamRelay:
                 await self.store.finish(response_id, terminal)
                 await self.store.expire(response_id, self.settings.retain_seconds)
 
+    def must_yield(self, burst: BurstClock) -> bool:
+        """Whether a step of bulk work waits for the streams that are starting: only when some
+        are, and this step follows its stream's last one at once (a fast upstream's backlog, a
+        reader's backlog). At a model's pace a step waits for the network anyway."""
+        return burst.tick() and bool(self.starting or self.arriving)
+
+    async def yield_to_starts(self) -> None:
+        """A step of bulk work (another event, another batch) waits here while streams are
+        starting: one such step passes per turn of the event loop, however many streams are
+        busy, so a starting stream's every step is a turn away, never a turn of all of them."""
+        await self._gate.wait()
+
     def _started(self, progress: _Progress) -> None:
         """The stream's first event is stored, or it ended without one: it starts no more."""
         if not progress.started:
             progress.started = True
             self.starting -= 1
+            self._open_gate()
+
+    def _open_gate(self) -> None:
+        if not self.starting and not self.arriving:
+            self._gate.open()
+
+    @contextlib.contextmanager
+    def arrival(self) -> Iterator[None]:
+        """Around a stream request's reading and checks: until it starts (or is refused), the
+        other streams' bulk yields to it too (`yield_to_starts`)."""
+        self.arriving += 1
+        try:
+            yield
+        finally:
+            self.arriving -= 1
+            self._open_gate()
 
     def _account(
         self,
@@ -378,6 +410,7 @@ class StreamRelay:
         try:
             try:
                 async with stream:  # leaving it (cancellation included) closes the upstream
+                    burst = BurstClock()
                     async for event in stream:
                         if recorder is not None:
                             recorder.observe(event)
@@ -393,9 +426,9 @@ class StreamRelay:
                             self._count_tokens(model, progress.usage)
                         if outbox.full:
                             await outbox.drained()
-                        elif self.starting:
+                        elif self.must_yield(burst):
                             # another stream is waiting for its first event: let it go first
-                            await asyncio.sleep(0)
+                            await self.yield_to_starts()
             except StreamError:
                 await outbox.close()  # the events before the error are stored before it
                 raise
@@ -458,6 +491,7 @@ class StreamRelay:
         """The SSE body of a stream from `after_seq` on: stored events, then live ones, then
         `[DONE]`; keep-alive comments while nothing arrives."""
         after = after_seq
+        burst = BurstClock()
         while True:
             reader = self.store.read(
                 response_id, after, idle_timeout=self.settings.keepalive_seconds
@@ -468,8 +502,8 @@ class StreamRelay:
                         if batch:
                             after = batch[-1][0]
                         yield wire.frames(response_id, batch) if batch else wire.KEEPALIVE
-                        if self.starting:  # a first event elsewhere goes before more bulk
-                            await asyncio.sleep(0)
+                        if self.must_yield(burst):  # a first event elsewhere goes first
+                            await self.yield_to_starts()
             except ProducerLostError as exc:
                 if await self._end_orphaned(response_id, exc):
                     continue  # read on: its error line, then the end
@@ -497,6 +531,56 @@ class StreamRelay:
             log.error("stream %s: ending it failed: %s", stream_ref(response_id), exc)
             return False
         return True
+
+
+class BurstClock:
+    """Tells whether a stream's step follows its last one at once (within `BURST_SECONDS`)."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last = -1.0
+
+    def tick(self) -> bool:
+        now = time.monotonic()
+        burst = now - self._last < BURST_SECONDS
+        self._last = now
+        return burst
+
+
+class _BulkGate:
+    """Lets one waiter through per turn of the event loop (`StreamRelay.yield_to_starts`);
+    `open` lets every waiter through at once."""
+
+    def __init__(self) -> None:
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._scheduled = False
+
+    async def wait(self) -> None:
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(waiter)
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._release)
+        await waiter
+
+    def _release(self) -> None:
+        self._scheduled = False
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():  # a cancelled waiter takes no turn
+                waiter.set_result(None)
+                break
+        if self._waiters:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._release)
+
+    def open(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 class _Outbox:
