@@ -122,7 +122,7 @@ class ItemAssembler:
             block.parts.append(text)
             if block is self._head:  # the hot path, inlined: one event per text fragment
                 block.started = True
-                self._out.append(_delta_event({"type": "text.delta", "text": text}, self.now_ms))
+                self._out.append(delta_event({"type": "text.delta", "text": text}, self.now_ms))
             else:
                 block.pending.append({"type": "text.delta", "text": text})
 
@@ -189,7 +189,7 @@ class ItemAssembler:
                 "arguments": arguments,
             }
             if block is self._head:  # the hot path, inlined: one event per argument fragment
-                self._out.append(_delta_event(item, self.now_ms))
+                self._out.append(delta_event(item, self.now_ms))
             else:
                 block.pending.append(item)
 
@@ -345,7 +345,7 @@ class ItemAssembler:
             block.pending.append(item)
 
     def _emit(self, item: Any) -> None:
-        self._out.append(_delta_event(item, self.now_ms))
+        self._out.append(delta_event(item, self.now_ms))
 
     def _advance(self) -> None:
         """Emit `.done` for closed blocks at the head of the queue; release the next one."""
@@ -438,7 +438,8 @@ class ItemAssembler:
         )
 
 
-def _delta_event(item: Any, now_ms: int) -> Event:
+def delta_event(item: Any, now_ms: int) -> Event:
+    """A `delta` event carrying one item (SPEC §2 rule 1)."""
     return {
         "role": "assistant",
         "event_type": "delta",

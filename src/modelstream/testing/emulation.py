@@ -22,9 +22,10 @@ from typing import Any, Protocol
 
 import orjson
 
+from ..assembler import delta_event
 from ..protocols.common.fidelity_seal import FidelitySeal
 from ..protocols.common.gateway import InboundRequest, StreamWriter, WriteContext
-from ..types import Event, EventItem, Fidelity, Usage
+from ..types import Event, Fidelity, Usage
 from .turns import Embedding, Finish, Media, Text, Thinking, ToolCall, Turn
 
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
@@ -190,7 +191,7 @@ def turn_events(stream: EmulatedStream, style: EventStyle | None = None) -> list
     events: list[Event] = []
 
     def emit(item: dict[str, Any]) -> None:
-        events.append(_delta_event(item, created))  # type: ignore[arg-type]
+        events.append(delta_event(item, created))
 
     calls = media = 0
     for index, item in enumerate(stream.turn.items):
@@ -265,17 +266,6 @@ def _group(
     if fidelity:
         done["fidelity"] = dict(fidelity)
     emit(done)
-
-
-def _delta_event(item: EventItem, created: int) -> Event:
-    return {
-        "role": "assistant",
-        "event_type": "delta",
-        "content_items": [item],
-        "usage_metadata": None,
-        "finish_reason": None,
-        "created_at": created,
-    }
 
 
 def _no_options(stream: EmulatedStream) -> Mapping[str, Any]:

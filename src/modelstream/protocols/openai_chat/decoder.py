@@ -371,11 +371,7 @@ class OpenAIChatDecoder:
                 continue
             part_type = part.get("type")
             if part_type == "thinking":
-                inner = part.get("thinking")
-                if isinstance(inner, list):
-                    text = "".join(p.get("text") or "" for p in inner if isinstance(p, dict))
-                else:
-                    text = inner if isinstance(inner, str) else ""
+                text = thinking_part_text(part)
                 if text:
                     self._thinking(text, "content.thinking")
             elif part_type == "text":
@@ -542,3 +538,12 @@ class OpenAIChatDecoder:
                 provider=self.sink.metadata.provider,
             )
         )
+
+
+def thinking_part_text(part: dict[str, Any]) -> str:
+    """The text of a Mistral thinking content part: `{"type": "thinking", "thinking": [{"type":
+    "text", "text": ...}]}` (or, leniently, a plain string)."""
+    inner = part.get("thinking")
+    if isinstance(inner, list):
+        return "".join(p.get("text") or "" for p in inner if isinstance(p, dict))
+    return inner if isinstance(inner, str) else ""

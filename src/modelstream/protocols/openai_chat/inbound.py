@@ -35,6 +35,7 @@ from ...tool_arguments import parse_strict
 from ...types import Config, DoneItem, Message, ThinkingLevel, ToolSchema
 from ..common.fidelity_seal import FidelityForgedError, FidelitySeal, is_sealed
 from ..common.gateway import InboundCall, InboundRequest, InboundRequestError
+from .decoder import thinking_part_text
 from .writer import TOOL_ID_SEPARATOR
 
 # reasoning_effort → thinking_level: the encoder sends every level as it is; `minimal` has no
@@ -639,11 +640,7 @@ def _assistant_part(
     elif kind == "refusal" and isinstance(part.get("refusal"), str):
         refusals.append(part["refusal"])
     elif kind == "thinking":  # Mistral: {type: thinking, thinking: [{type: text, text}]}
-        inner = part.get("thinking")
-        if isinstance(inner, list):
-            text = "".join(p.get("text") or "" for p in inner if isinstance(p, dict))
-        else:
-            text = inner if isinstance(inner, str) else ""
+        text = thinking_part_text(part)
         if text:
             thinking.append(text)
     else:

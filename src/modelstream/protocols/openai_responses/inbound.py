@@ -40,24 +40,17 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...errors import InvalidMessageError
-from ...types import Config, DoneItem, Message, ThinkingLevel, ToolSchema
+from ...types import Config, DoneItem, Message, ToolSchema
 from ..common.fidelity_seal import FidelityForgedError, FidelitySeal, is_sealed
 from ..common.gateway import InboundCall, InboundRequest, InboundRequestError
 from ..common.inline_media import decode_base64
 from ..common.media import url_kind
+from ..openai_chat.inbound import THINKING_LEVEL
 from .writer import CALL_ID_SEPARATOR, is_generated_id
 
-# reasoning.effort → thinking_level; `minimal` has no level: `low`, and the value itself goes
-# natively to a Responses upstream
-_EFFORTS: Mapping[str, ThinkingLevel] = {
-    "none": "none",
-    "minimal": "low",
-    "low": "low",
-    "medium": "medium",
-    "high": "high",
-    "xhigh": "xhigh",
-    "max": "max",
-}
+# reasoning.effort → thinking_level, as Chat's reasoning_effort (the same values); `minimal`'s
+# value itself also goes natively to a Responses upstream
+_EFFORTS = THINKING_LEVEL
 _SUMMARIES = ("auto", "concise", "detailed")
 _VERBOSITIES = ("low", "medium", "high")
 # Tools the provider runs itself: no upstream of the gateway runs them (dropped, listed)
