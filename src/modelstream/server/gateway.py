@@ -250,12 +250,16 @@ class Gateway:
     async def _generate(
         self, name: str, wire_: GatewayWire, route: GatewayRoute, request: Request
     ) -> Response:
-        with self.relay.arrival():
-            return await self._turn(name, wire_, route, request)
+        with self.relay.arrival():  # until the stream starts (then it counts as starting)
+            started = await self._start(name, wire_, route, request)
+        if isinstance(started, Response):
+            return started
+        return await self._answer(wire_, started)
 
-    async def _turn(
+    async def _start(
         self, name: str, wire_: GatewayWire, route: GatewayRoute, request: Request
-    ) -> Response:
+    ) -> WriteContext | Response:
+        """The checks, then the stream's start: its writer's context, or the refusal."""
         try:
             caller = self.caller(wire_, request)
             inbound = await self._inbound(wire_, route, request)
@@ -285,7 +289,7 @@ class Gateway:
                 ) from None
         except Refusal as refusal:
             return self._refused(name, wire_, refusal)
-        ctx = WriteContext(
+        return WriteContext(
             response_id=response_id,
             model=inbound.model,
             created=created,
@@ -293,6 +297,10 @@ class Gateway:
             seal=self.seal,
             request=inbound,
         )
+
+    async def _answer(self, wire_: GatewayWire, ctx: WriteContext) -> Response:
+        """A started stream's answer: its error, its whole turn, or its stream in the wire."""
+        response_id, inbound = ctx.response_id, ctx.request
         reader = self.relay.store.read(response_id, 0, idle_timeout=self.settings.keepalive_seconds)
         try:
             first = await _first_entries(reader)
