@@ -1071,9 +1071,10 @@ def test_the_key_is_read_as_the_sdks_send_it() -> None:
 
 def test_the_protocol_offers_this_gateway_and_its_routes() -> None:
     assert protocol_named("anthropic-messages").gateway is GATEWAY
-    assert [(r.method, r.path, r.kind) for r in ROUTES] == [
-        ("POST", "/v1/messages", "generate"),
-        ("POST", "/v1/messages/count_tokens", "count_tokens"),
+    assert [(r.method, r.path, r.kind, r.header) for r in ROUTES] == [
+        ("POST", "/v1/messages", "generate", None),
+        ("POST", "/v1/messages/count_tokens", "count_tokens", None),
+        ("GET", "/v1/models", "models", "anthropic-version"),  # OpenAI's path, by its header
     ]
 
 

@@ -321,3 +321,21 @@ def test_embedding_dimensions_need_an_openai_embedding_upstream(
 
     assert "dimensions" in str(raised.value)
     assert emu.requests == []
+
+
+def test_each_sdk_lists_the_served_models_in_its_own_shape(serve: Serve) -> None:
+    server = serve()
+    served = {"chat", "responses", "anthropic", "gemini"}
+
+    anthropic_ids = {m.id for m in anthropic_client(server.url).models.list()}
+    openai_ids = {m.id for m in openai_client(server.url).models.list()}
+    gemini = genai.Client(
+        api_key=CLIENT_KEY,
+        http_options=genai_types.HttpOptions(base_url=server.url, api_version="v1beta"),
+    )
+    gemini_names = {m.name for m in gemini.models.list()}
+
+    assert anthropic_ids == openai_ids == served
+    assert gemini_names == {f"models/{name}" for name in served}
+    with pytest.raises(anthropic.AuthenticationError):  # Anthropic's own error shape
+        anthropic_client(server.url, key="wrong").models.list()

@@ -113,9 +113,11 @@ class Gateway:
         self.keys = keys
         self.metrics = metrics
         self.seal = seal
+        self._shared: list[tuple[GatewayRoute, Endpoint]] = []  # routes(): header-chosen ones
 
     def routes(self, taken: frozenset[str] = frozenset()) -> list[Route]:
-        """The routes of every wire, but for the paths in `taken` (served by the app itself)."""
+        """The routes of every wire, but for the paths in `taken` (served by the app itself)
+        and the routes that answer only requests with a header (`shared`)."""
         out: list[Route] = []
         for protocol in REGISTRY.values():
             gateway = protocol.gateway
@@ -123,9 +125,25 @@ class Gateway:
                 continue
             for route in gateway.routes:
                 endpoint = self._endpoint(protocol.name, gateway, route)
-                if endpoint is not None and route.path not in taken:
+                if endpoint is None:
+                    continue
+                if route.header is not None:
+                    self._shared.append((route, endpoint))
+                elif route.path not in taken:
                     out.append(Route(route.path, endpoint, methods=[route.method]))
         return out
+
+    async def shared(self, request: Request) -> Response | None:
+        """The answer of a wire's route at a path the app owns, when the request carries that
+        route's header (`GatewayRoute.header`); None: the app answers it itself."""
+        for route, endpoint in self._shared:
+            if (
+                route.method == request.method
+                and route.path == request.url.path
+                and route.header in request.headers
+            ):
+                return await endpoint(request)
+        return None
 
     def served_models(self) -> list[ServedModel]:
         return [ServedModel(m.server_model_id, m.provider) for m in self.settings.models]

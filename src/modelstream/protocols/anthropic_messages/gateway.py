@@ -25,6 +25,8 @@ from .writer import (
 ROUTES = (
     GatewayRoute("POST", "/v1/messages", "generate"),
     GatewayRoute("POST", "/v1/messages/count_tokens", "count_tokens"),
+    # OpenAI's path: answered in Anthropic's shape when the SDK's version header says so
+    GatewayRoute("GET", "/v1/models", "models", header="anthropic-version"),
 )
 
 _BEARER = "bearer "

@@ -30,12 +30,15 @@ class GatewayRoute:
 
     `path` is a Starlette path (`/v1/messages`, `/{version}/models/{model}:generateContent`);
     `stream` is what the route itself says (Gemini's `:streamGenerateContent`), None when the
-    body's `stream` field decides."""
+    body's `stream` field decides. `header`: the route answers only the requests that carry
+    this header, because another API owns its path (Anthropic's models list is at OpenAI's
+    `/v1/models`; its SDK sends `anthropic-version`)."""
 
     method: str
     path: str
     kind: RouteKind
     stream: bool | None = None
+    header: str | None = None
 
 
 @dataclass(frozen=True)
