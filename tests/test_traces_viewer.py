@@ -150,6 +150,7 @@ def test_the_api_gives_a_trace_turn_by_turn_and_404_for_an_unknown_id(viewer: Vi
     [
         ("api/traces", {"offset": "1e23"}, "offset"),
         ("api/traces", {"offset": "9" * 30}, "offset"),
+        ("api/traces", {"offset": "9" * 4301}, "offset"),  # past int()'s digit limit
         ("api/traces", {"offset": "-1"}, "offset"),
         ("api/traces", {"limit": "0"}, "limit"),
         ("api/traces", {"limit": "501"}, "limit"),

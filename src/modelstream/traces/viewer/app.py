@@ -195,7 +195,8 @@ def _count(params: dict[str, str], name: str, default: int, *, minimum: int, max
     value = params.get(name)
     if value is None or value == "":
         return default
-    if not (value.isascii() and value.isdigit()) or not minimum <= int(value) <= maximum:
+    digits = value.isascii() and value.isdigit() and len(value) <= len(str(maximum))
+    if not digits or not minimum <= int(value) <= maximum:  # int() only of a bounded length
         raise BadQuery(
             f"{name} must be a whole number from {minimum} to {maximum}, got {value[:40]!r}"
         )
