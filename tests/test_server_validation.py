@@ -102,6 +102,10 @@ def test_a_message_field_of_the_wrong_shape_is_a_400_naming_its_path(
         ({"thinking_level": "extreme"}, "config.thinking_level", "must be one of 'none'"),
         ({"extra_body": "x"}, "config.extra_body", "must be an object"),
         ({"trace_id": 12}, "config.trace_id", "must be a string"),
+        ({"max_tokens": -5}, "config.max_tokens", "must be at least 1, got -5"),
+        ({"max_tokens": 0}, "config.max_tokens", "must be at least 1, got 0"),
+        ({"temperature": -0.5}, "config.temperature", "must be at least 0, got -0.5"),
+        ({"top_p": 1.5}, "config.top_p", "must be from 0 to 1, got 1.5"),
     ],
 )
 def test_a_config_value_of_the_wrong_type_is_a_400_naming_its_path(
@@ -112,6 +116,18 @@ def test_a_config_value_of_the_wrong_type_is_a_400_naming_its_path(
 
     assert error["path"] == path
     assert error["message"].startswith(f"{path} {message}")
+    assert emu.requests == []
+
+
+def test_a_field_a_stream_request_does_not_have_is_a_400_naming_it(
+    http: httpx.Client, emu: Emulator
+) -> None:
+    body = {**stream_body("chat"), "max_tokens": 100}  # a config key, sent at the top level
+
+    error = refused(http.post("/v1/stream", json=body, headers=AUTH), "InvalidRequestError")
+
+    assert error["path"] == "max_tokens"
+    assert "'max_tokens' is not a field of a stream request" in error["message"]
     assert emu.requests == []
 
 

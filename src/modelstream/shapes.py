@@ -67,7 +67,20 @@ def check_config(config: Any, *, path: str = "config") -> None:
             _check(value, expected, where, "bytes")
             continue
         _check(value, hints[key], where, "bytes")
+        bounds = _RANGES.get(key)
+        if bounds is not None and not bounds[0] <= value <= bounds[1]:
+            low, high = bounds
+            span = f"at least {low:g}" if high == float("inf") else f"from {low:g} to {high:g}"
+            raise ShapeError(where, f"must be {span}, got {value!r}")
 
+
+# The numbers no provider takes outside these bounds (a negative max_tokens, a top_p over 1):
+# refused with the field's name rather than sent, to come back as a provider's 400
+_RANGES: dict[str, tuple[float, float]] = {
+    "max_tokens": (1, float("inf")),
+    "temperature": (0, float("inf")),
+    "top_p": (0, 1),
+}
 
 # Config values the encoders accept beyond their TypedDict type: one `stop` string is one stop
 # sequence (encoders/options.py, `stop_sequences`).

@@ -25,6 +25,7 @@ KEEPALIVE = b": keep-alive\n\n"
 EVENT_STREAM = "text/event-stream; charset=utf-8"
 RESPONSE_ID_HEADER = "x-response-id"
 _RESPONSE_ID = re.compile(r"resp_[0-9a-f]{32}")
+_STREAM_FIELDS = frozenset({"model", "messages", "config"})  # SPEC §7
 _SEQ = re.compile(r"[0-9]{1,18}")
 
 
@@ -75,6 +76,13 @@ def parse_stream_request(body: bytes) -> StreamRequest:
     """The `{"model", "messages", "config"}` of a POST /v1/stream body; raises `Refusal` (400)
     naming the first field whose shape is not the SPEC's (`modelstream.shapes`)."""
     data = json_object(body, '{"model", "messages", ...}')
+    unknown = sorted(key for key in data if key not in _STREAM_FIELDS)
+    if unknown:
+        raise invalid_request(
+            f"{unknown[0]!r} is not a field of a stream request: send model, messages and "
+            "config (provider fields go in config.extra_body)",
+            path=unknown[0],
+        )
     model = data.get("model")
     if not isinstance(model, str) or not model:
         raise invalid_request("'model' must be a non-empty string; GET /v1/models lists them")
