@@ -132,8 +132,10 @@ class AnthropicDriver(Driver):
         return [{"role": "user", "content": results}]
 
 
-class ChatDriver(Driver):
-    wire = "openai-chat"
+class OpenAIDriver(Driver):
+    """What the two OpenAI wires' drivers share: one `openai.OpenAI` client, its errors, a
+    user message as a string."""
+
     rate_limited = (openai.RateLimitError,)
     failed = (openai.APIError,)
 
@@ -143,6 +145,10 @@ class ChatDriver(Driver):
 
     def user(self, text: str) -> Any:
         return {"role": "user", "content": text}
+
+
+class ChatDriver(OpenAIDriver):
+    wire = "openai-chat"
 
     def user_with_image(self, text: str, png: bytes) -> Any:
         image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + b64(png)}}
@@ -192,17 +198,8 @@ class ChatDriver(Driver):
         return [{"role": "tool", "tool_call_id": id_, "content": text} for id_, *_ in calls]
 
 
-class ResponsesDriver(Driver):
+class ResponsesDriver(OpenAIDriver):
     wire = "openai-responses"
-    rate_limited = (openai.RateLimitError,)
-    failed = (openai.APIError,)
-
-    def __init__(self, base_url: str, key: str) -> None:
-        super().__init__(base_url, key)
-        self.client = openai.OpenAI(base_url=base_url + "/v1", api_key=key, max_retries=0)
-
-    def user(self, text: str) -> Any:
-        return {"role": "user", "content": text}
 
     def user_with_image(self, text: str, png: bytes) -> Any:
         image = {"type": "input_image", "image_url": "data:image/png;base64," + b64(png)}

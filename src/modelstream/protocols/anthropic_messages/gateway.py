@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..common.gateway import GatewayRoute, GatewayWire
+from ..common.gateway import GatewayRoute, GatewayWire, bearer_key
 from .inbound import decode_request
 from .writer import (
     AnthropicStreamWriter,
@@ -29,18 +29,10 @@ ROUTES = (
     GatewayRoute("GET", "/v1/models", "models", header="anthropic-version"),
 )
 
-_BEARER = "bearer "
-
 
 def read_key(headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
     """`x-api-key`, else the token of `Authorization: Bearer …`; None when neither is sent."""
-    key = headers.get("x-api-key")
-    if key:
-        return key
-    authorization = headers.get("authorization") or ""
-    if authorization[: len(_BEARER)].lower() == _BEARER:
-        return authorization[len(_BEARER) :].strip() or None
-    return None
+    return headers.get("x-api-key") or bearer_key(headers, query)
 
 
 GATEWAY = GatewayWire(

@@ -200,6 +200,15 @@ class StreamWriter(Protocol):
     def fail(self, error: GatewayError) -> list[bytes]: ...
 
 
+def bearer_key(headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
+    """The key of `Authorization: Bearer <key>` (a `GatewayWire.read_key`: the OpenAI SDKs'
+    way, and Anthropic's `auth_token`); None when none is sent."""
+    del query
+    scheme, _, key = (headers.get("authorization") or "").strip().partition(" ")
+    key = key.strip()
+    return key if scheme.lower() == "bearer" and key else None
+
+
 @dataclass(frozen=True)
 class ServedModel:
     """A model the server serves, as a models listing shows it."""
@@ -242,4 +251,5 @@ __all__ = [
     "StreamWriter",
     "UnsupportedOutputError",
     "WriteContext",
+    "bearer_key",
 ]

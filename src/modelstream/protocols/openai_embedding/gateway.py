@@ -28,8 +28,8 @@ from ..common.gateway import (
     InboundRequestError,
     UnsupportedOutputError,
     WriteContext,
+    bearer_key,
 )
-from ..openai_chat.gateway import read_key
 from ..openai_chat.writer import error_body
 
 ROUTES = (GatewayRoute("POST", "/v1/embeddings", "generate", stream=False),)
@@ -108,7 +108,7 @@ def final_body(ctx: WriteContext, message: Message) -> dict[str, Any]:
 
 GATEWAY = GatewayWire(
     routes=ROUTES,
-    read_key=read_key,
+    read_key=bearer_key,
     decode_request=decode_request,
     writer=None,
     final_body=final_body,

@@ -10,8 +10,8 @@ error bodies are writer.py. `GET /v1/models` is the Chat wire's route (the same 
 
 from __future__ import annotations
 
-from ..common.gateway import GatewayRoute, GatewayWire
-from .inbound import decode_request, read_key
+from ..common.gateway import GatewayRoute, GatewayWire, bearer_key
+from .inbound import decode_request
 from .writer import error_body, final_body, models_body, writer
 
 ROUTES = (
@@ -21,7 +21,7 @@ ROUTES = (
 
 GATEWAY = GatewayWire(
     routes=ROUTES,
-    read_key=read_key,
+    read_key=bearer_key,
     decode_request=decode_request,
     writer=writer,
     final_body=final_body,

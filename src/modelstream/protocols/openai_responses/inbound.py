@@ -808,15 +808,4 @@ def decode_request(body: Any, call: InboundCall, seal: FidelitySeal) -> InboundR
     return request
 
 
-def read_key(headers: Mapping[str, str], query: Mapping[str, str]) -> str | None:
-    """The key the openai SDK sends: `Authorization: Bearer <key>`."""
-    value = headers.get("authorization")
-    if value is None:
-        return None
-    scheme, _, key = value.strip().partition(" ")
-    if scheme.lower() != "bearer" or not key.strip():
-        return None
-    return key.strip()
-
-
-__all__ = ["decode_request", "read_key", "split_call_id"]
+__all__ = ["decode_request", "split_call_id"]
