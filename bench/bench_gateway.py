@@ -271,29 +271,12 @@ def serve_load() -> int:
     return 0
 
 
-class LoadClient:
+class LoadClient(bench_load.LoadChild):
     def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--load"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        super().__init__(__file__)
 
     def run(self, **command: Any) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(command) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError("the load client ended before answering")
-        result: dict[str, Any] = json.loads(line)
-        return result
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=30)
+        return self.ask(json.dumps(command))
 
 
 # --- processes: CPU and RSS of a process and its children ------------------------------------

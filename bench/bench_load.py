@@ -330,19 +330,20 @@ def _loop_factory() -> Any:
     return uvloop.new_event_loop
 
 
-class LoadClient:
-    def __init__(self) -> None:
+class LoadChild:
+    """A `--load` child of `script`: one command line in, one JSON line of results out."""
+
+    def __init__(self, script: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--load"],
+            [sys.executable, os.path.abspath(script), "--load"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
 
-    def run(self, url: str, count: int, relayed: bool, ramp: float = 0.0) -> dict[str, Any]:
+    def ask(self, command: str) -> dict[str, Any]:
         assert self.process.stdin is not None and self.process.stdout is not None
-        kind = "relay" if relayed else "direct"
-        self.process.stdin.write(f"{url} {count} {kind} {ramp}\n")
+        self.process.stdin.write(command + "\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:
@@ -354,6 +355,15 @@ class LoadClient:
         if self.process.stdin is not None:
             self.process.stdin.close()
         self.process.wait(timeout=30)
+
+
+class LoadClient(LoadChild):
+    def __init__(self) -> None:
+        super().__init__(__file__)
+
+    def run(self, url: str, count: int, relayed: bool, ramp: float = 0.0) -> dict[str, Any]:
+        kind = "relay" if relayed else "direct"
+        return self.ask(f"{url} {count} {kind} {ramp}")
 
 
 # --- baseline: the in-process decode ---------------------------------------------------------
