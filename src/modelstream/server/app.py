@@ -15,7 +15,6 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -24,13 +23,12 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from ..errors import ModelstreamError
-from ..jsonwire import error_object
 from ..playground import create_playground
 from ..protocols.common.fidelity_seal import FidelitySeal
 from . import wire
 from .auth import BearerKeys
 from .config import ServerSettings
-from .errors import Refusal, invalid_request, not_found, unauthorized
+from .errors import Refusal, bad_input, invalid_request, not_found, unauthorized
 from .gateway import Gateway
 from .limits import read_body
 from .logs import hide_response_ids
@@ -92,7 +90,7 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
                 check_upstream_request(entry, call.messages, call.config)
                 response_id = await relay.start(entry, call)
             except ModelstreamError as exc:  # messages or config the upstream cannot take
-                raise _bad_input(exc) from None
+                raise bad_input(exc) from None
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 # an encoder met a shape it does not expect: still the request's fault
                 raise invalid_request(
@@ -205,10 +203,3 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
     app.state.metrics = metrics
     app.state.store = store
     return app
-
-
-def _bad_input(exc: ModelstreamError) -> Refusal:
-    """A 400 for messages or config the upstream cannot take, typed as the library's error."""
-    body: dict[str, Any] = error_object(exc)["error"]
-    error_type, message = body.pop("type"), body.pop("message")
-    return Refusal(400, error_type, message, outcome="invalid_request", fields=body)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import AuthenticationError, ModelstreamError, NotFoundError
+from ..jsonwire import error_object
 
 
 class Refusal(Exception):
@@ -50,6 +51,23 @@ def unauthorized() -> Refusal:
 
 def invalid_request(message: str, **fields: Any) -> Refusal:
     return Refusal(400, "InvalidRequestError", message, outcome="invalid_request", fields=fields)
+
+
+def bad_input(exc: ModelstreamError) -> Refusal:
+    """A 400 for messages or config the upstream cannot take, typed as the library's error."""
+    body: dict[str, Any] = error_object(exc)["error"]
+    error_type, message = body.pop("type"), body.pop("message")
+    return Refusal(400, error_type, message, outcome="invalid_request", fields=body)
+
+
+def store_unavailable() -> Refusal:
+    return Refusal(
+        503,
+        "StoreUnavailableError",
+        "the server's stream store is unavailable; retry later",
+        outcome="store_unavailable",
+        headers={"retry-after": "1"},
+    )
 
 
 def not_found(message: str, *, outcome: str = "not_found") -> Refusal:

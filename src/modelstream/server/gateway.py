@@ -50,7 +50,7 @@ from ..types import Config, DoneItem, Message
 from . import wire
 from .auth import BearerKeys
 from .config import ModelEntry, ServerSettings
-from .errors import Refusal, invalid_request, not_found
+from .errors import Refusal, bad_input, invalid_request, not_found, store_unavailable
 from .limits import read_body
 from .logs import stream_ref
 from .metrics import ServerMetrics
@@ -300,7 +300,7 @@ class Gateway:
                 call = wire.StreamRequest(inbound.model, messages, config, caller, meta)
                 response_id = await self.relay.start(entry, call)
             except ModelstreamError as exc:
-                raise _bad_input(exc) from None
+                raise bad_input(exc) from None
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise invalid_request(
                     f"the request has an unexpected shape ({type(exc).__name__}: {exc})"
@@ -462,7 +462,7 @@ class Gateway:
         try:
             answer, _ = await _collect(reader, [], response_id)
         except StoreError:
-            raise _store_refusal() from None
+            raise store_unavailable() from None
         if answer is None:
             raise _not_continuable(f"the response {response_id!r} did not finish")
         return [*loads_messages(orjson.dumps(context["messages"])), answer]
@@ -605,16 +605,6 @@ def _not_continuable(message: str) -> Refusal:
     )
 
 
-def _store_refusal() -> Refusal:
-    return Refusal(
-        503,
-        "StoreUnavailableError",
-        "the server's stream store is unavailable; retry later",
-        outcome="store_unavailable",
-        headers={"retry-after": "1"},
-    )
-
-
 def _never_finished() -> GatewayError:
     return GatewayError(
         502, "IncompleteStreamError", "the upstream stream ended before it was finished"
@@ -628,8 +618,3 @@ def _store_lost() -> GatewayError:
         "the server lost its stream store while relaying this stream; retry the turn",
         retry_after=1,
     )
-
-
-def _bad_input(exc: ModelstreamError) -> Refusal:
-    fields = exc.fields() if hasattr(exc, "fields") else {}
-    return Refusal(400, type(exc).__name__, str(exc), outcome="invalid_request", fields=fields)

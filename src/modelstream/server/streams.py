@@ -41,7 +41,7 @@ from ..traces.sinks import close_sinks, resolve_sinks
 from ..types import Usage
 from . import wire
 from .config import ModelEntry, ServerSettings
-from .errors import Refusal, StreamCancelledError, abandoned, shutting_down
+from .errors import Refusal, StreamCancelledError, abandoned, shutting_down, store_unavailable
 from .limits import StreamSlots
 from .logs import stream_ref
 from .masking import KeyMask
@@ -226,7 +226,7 @@ class StreamRelay:
                     headers={"retry-after": "1"},
                 ) from None
             if isinstance(exc, StoreError):
-                raise _store_unavailable() from None
+                raise store_unavailable() from None
             raise
         self.metrics.in_flight.inc()
         self.starting += 1
@@ -479,7 +479,7 @@ class StreamRelay:
         try:
             stored = await self.store.owner(response_id)
         except StoreError:
-            raise _store_unavailable() from None
+            raise store_unavailable() from None
         if stored is None:
             return None
         stored_owner, _, meta = stored.partition(_META_SEPARATOR)
@@ -690,16 +690,6 @@ def _store_lost(doing: str, then: str) -> dict[str, dict[str, str]]:
     """The error line of a stream whose store went away `doing` something."""
     message = f"the server lost its stream store {doing}; {then}"
     return {"error": {"type": StoreUnavailableError.__name__, "message": message}}
-
-
-def _store_unavailable() -> Refusal:
-    return Refusal(
-        503,
-        "StoreUnavailableError",
-        "the server's stream store is unavailable; retry later",
-        outcome="store_unavailable",
-        headers={"retry-after": "1"},
-    )
 
 
 def _cancelled(error: StreamCancelledError, progress: _Progress) -> bytes:
