@@ -255,7 +255,7 @@ class Gateway:
                 config = {**config, "extra_body": extra}
             else:
                 dropped += list(inbound.native_fields)
-        if inbound.upstream_headers:
+        if inbound.upstream_headers and upstream != name:  # a same-protocol one gets them
             dropped += [f"header {h}" for h in inbound.upstream_headers]
         if dropped:
             log.info(
