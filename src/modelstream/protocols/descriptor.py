@@ -97,6 +97,10 @@ class Protocol:
     models: ModelListing | None = None  # the models endpoint, where the protocol has one
     # the inbound half: the server answers in this wire (SPEC §8, docs/gateway.md); None: not
     gateway: GatewayWire | None = None
+    # request-body fields that pick, on the provider's side, another model or agent or stored
+    # state (a previous turn, a cached context, a container) than the request itself carries:
+    # a server forwards them from a caller's extra_body only where its model allows them
+    selectors: tuple[str, ...] = ()
 
 
 __all__ = ["Emulation", "Framing", "ModelRoute", "Protocol", "Provider", "SignerFactory"]

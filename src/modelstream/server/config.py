@@ -23,6 +23,7 @@ from ..client.platforms import Platform, platform_of
 from ..client.prepare import endpoint_for
 from ..client.routing import resolve_route
 from ..errors import ConfigurationError
+from ..protocols import protocol_named
 from ..traces.store import TraceLimits
 
 _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -31,6 +32,7 @@ _TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seco
 _TOP_KEYS |= {"retain_seconds", "traces", "trace_limits", "fidelity_key"}
 _MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
 _MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body", "platform"}
+_MODEL_KEYS |= {"allow_selectors"}
 
 
 class ServerConfigError(ConfigurationError):
@@ -53,6 +55,9 @@ class ModelEntry:
     # whether callers may send config.extra_body (never over a field the server writes)
     allow_extra_body: bool = True
     platform: Platform | None = None  # Bedrock, Vertex AI or Azure, with its settings
+    # the protocol's `selectors` (a stored turn, an agent, a cached context) callers may send
+    # in extra_body; none by default: they would reach state or models the operator did not pick
+    allow_selectors: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -225,7 +230,8 @@ def _model(raw: Any, where: str, env: Mapping[str, str]) -> ModelEntry:
     defaults = ModelEntry("", "", "")
     try:
         platform = _platform(raw.get("platform"))
-        provider = resolve_route(model, client_type, platform).provider
+        route = resolve_route(model, client_type, platform)
+        provider = route.provider
         # the same checks a client makes: a known route, a key, the environment-key rule
         endpoint_for(
             model,
@@ -251,7 +257,27 @@ def _model(raw: Any, where: str, env: Mapping[str, str]) -> ModelEntry:
         ),
         allow_extra_body=_flag(raw, "allow_extra_body", defaults.allow_extra_body, where),
         platform=platform,
+        allow_selectors=_selectors(raw, route.client_type, where),
     )
+
+
+def _selectors(raw: Mapping[str, Any], client_type: str, where: str) -> frozenset[str]:
+    """`allow_selectors`: names among the upstream protocol's `selectors` (a typo is an error,
+    not a field that stays refused for no visible reason)."""
+    value = raw.get("allow_selectors", [])
+    known = protocol_named(client_type).selectors
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ServerConfigError(
+            f"{where}.allow_selectors must be a list of field names (for {client_type}: "
+            f"{', '.join(known) or 'none'})"
+        )
+    unknown = [name for name in value if name not in known]
+    if unknown:
+        raise ServerConfigError(
+            f"{where}.allow_selectors: {unknown[0]!r} is not a field that selects a model, agent "
+            f"or stored state on {client_type} (those are: {', '.join(known) or 'none'})"
+        )
+    return frozenset(value)
 
 
 def _platform(value: Any) -> Platform | None:

@@ -6,6 +6,10 @@ encoded here before any stream starts, and refused (400) when
 - `extra_body` would replace or remove a field the encoder writes itself (`model`, `stream`,
   `messages`, or a field another config key set): the operator chose the upstream model, and
   `extra_body` may add provider fields, never override the request the server builds;
+- `extra_body` carries one of the protocol's `selectors` (Interactions' `agent` and
+  `previous_interaction_id`, Responses' `previous_response_id`, Gemini's `cachedContent`, ...)
+  that the model's `allow_selectors` does not name: such a field would run another model or
+  agent, or read state stored on the operator's account, which no caller chose to share;
 - a header the request would carry holds a character HTTP cannot (a CR/LF smuggled in through
   the config would otherwise break the upstream call mid-flight).
 
@@ -21,7 +25,7 @@ from typing import Any
 
 from ..client.routing import resolve_route
 from ..errors import ModelstreamError
-from ..protocols import encode_request
+from ..protocols import encode_request, protocol_named
 from ..types import Config, Message
 from .config import ModelEntry
 from .wire import bad_config
@@ -52,6 +56,14 @@ def check_upstream_request(entry: ModelEntry, messages: list[Message], config: C
             f"this server does not forward config.extra_body for model {entry.server_model_id!r} "
             "(allow_extra_body = false in its config); send the request without it",
         )
+    for name in extra:
+        if name in protocol_named(client_type).selectors and name not in entry.allow_selectors:
+            raise bad_config(
+                f"extra_body.{name}",
+                f"config.extra_body.{name} would pick another model or agent, or state stored "
+                f"upstream, than the server serves as {entry.server_model_id!r}; leave it out, "
+                f'or ask the operator to allow it (allow_selectors = ["{name}"])',
+            )
     owned = _encoded_without_extra_body(client_type, entry.model, messages, config)
     replaced = _first_replaced(owned, extra)
     if replaced is not None:

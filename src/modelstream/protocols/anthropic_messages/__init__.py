@@ -30,4 +30,5 @@ PROTOCOL = Protocol(
     ),
     models=ANTHROPIC_MODELS,
     gateway=GATEWAY,
+    selectors=("container",),
 )

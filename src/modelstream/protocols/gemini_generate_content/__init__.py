@@ -31,4 +31,5 @@ PROTOCOL = Protocol(
     ),
     models=GEMINI_MODELS,
     gateway=GATEWAY,
+    selectors=("cachedContent", "cached_content"),
 )

@@ -24,4 +24,5 @@ PROTOCOL = Protocol(
         "modelstream.protocols.gemini_interactions.emulator", (r"/v1beta/interactions",)
     ),
     models=GEMINI_MODELS,
+    selectors=("agent", "previous_interaction_id"),
 )

@@ -27,4 +27,5 @@ PROTOCOL = Protocol(
     ),
     models=OPENAI_MODELS,
     gateway=GATEWAY,
+    selectors=("previous_response_id", "conversation", "prompt"),
 )
