@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ConversationBusyError, InvalidMessageError, ToolLoopLimitError
 from .messages import tool_result
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from .client import AsyncClient, AsyncEventStream, Client, EventStream
 
 UserContent = str | list[DoneItem] | Message
+ToolErrors = Literal["message", "type"]
+"""What of a tool's exception the model reads: its type and message, or its type alone."""
 
 
 def user_message(content: UserContent) -> Message:
@@ -59,26 +61,38 @@ def tool_calls_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(item) for item in message["content_items"] if item["type"] == "tool_call.done"]
 
 
+class _NoSuchTool(LookupError):
+    """A call of a tool the loop was not given."""
+
+
 def _tool_to_call(
     tools: Mapping[str, FunctionTool[..., Any]], call: dict[str, Any]
 ) -> FunctionTool[..., Any]:
     tool = tools.get(call["name"])
     if tool is None:
-        raise LookupError(f"no tool named {call['name']!r} was given")
+        raise _NoSuchTool(f"no tool named {call['name']!r} was given")
     return tool
 
 
-def _tool_result(
-    call: dict[str, Any], value: Any = None, error: Exception | None = None
+def _checked_tool_errors(tool_errors: object) -> ToolErrors:
+    if tool_errors not in ("message", "type"):
+        raise ValueError(f"tool_errors must be 'message' or 'type', got {tool_errors!r}")
+    return "type" if tool_errors == "type" else "message"
+
+
+def _tool_error(
+    call: dict[str, Any], error: Exception, tool_errors: ToolErrors, redact: Callable[[str], str]
 ) -> ToolResultDone:
-    """The result item the model reads: the value as text, or what went wrong (it may retry)."""
-    call_id = call["tool_call_id"]
-    if isinstance(error, ToolArgumentsError):  # its message is written for the model
-        return tool_result(call_id, str(error), is_error=True)
-    if error is not None:
-        failure = f"tool {call['name']!r} failed: {type(error).__name__}: {error}"
-        return tool_result(call_id, failure, is_error=True)
-    return tool_result(call_id, value)
+    """The error result the model reads (it may call again). The loop's own messages go in
+    full; a tool's exception as its type and message, or its type alone. Its text may hold a
+    credential of the client (a key in a URL, a token in a traceback): `redact` masks them."""
+    if isinstance(error, ToolArgumentsError | _NoSuchTool):  # written for the model
+        text = str(error)
+    elif tool_errors == "type":
+        text = f"tool {call['name']!r} failed: {type(error).__name__}"
+    else:
+        text = f"tool {call['name']!r} failed: {type(error).__name__}: {error}"
+    return tool_result(call["tool_call_id"], redact(text), is_error=True)
 
 
 def _copied_config(config: Config) -> Config:
@@ -177,14 +191,21 @@ class AsyncConversation(_History):
         return self.last_result.message
 
     async def run(
-        self, content: UserContent, tools: ToolFunctions | None = None, *, max_rounds: int = 8
+        self,
+        content: UserContent,
+        tools: ToolFunctions | None = None,
+        *,
+        max_rounds: int = 8,
+        tool_errors: ToolErrors = "message",
     ) -> AssistantMessage:
         """Send, run the tool calls of each final turn, send their results, repeat.
 
         The tools are functions (sync or async) or a mapping from name to function, plus any
         function in `config["tools"]`; every request of the loop offers them to the model
         (docs/tools.md). Arguments that do not fit a tool's schema, and exceptions a tool
-        raises, go back to the model as error results."""
+        raises, go back to the model as error results, with the client's credentials masked;
+        `tool_errors="type"` sends an exception's type without its message."""
+        tool_errors = _checked_tool_errors(tool_errors)
         runnable = runnable_tools(self.config.get("tools"), tools)
         config = config_offering(self.config, runnable)
         message = await self._send(content, config)
@@ -192,20 +213,23 @@ class AsyncConversation(_History):
             calls = tool_calls_of(message)
             if not calls:
                 return message
-            results = [await self._call(runnable, call) for call in calls]
+            results = [await self._call(runnable, call, tool_errors) for call in calls]
             message = await self._send(results, config)
         if tool_calls_of(message):
             raise ToolLoopLimitError(max_rounds)
         return message
 
     async def _call(
-        self, tools: Mapping[str, FunctionTool[..., Any]], call: dict[str, Any]
+        self,
+        tools: Mapping[str, FunctionTool[..., Any]],
+        call: dict[str, Any],
+        tool_errors: ToolErrors,
     ) -> DoneItem:
         try:
             value = await _tool_to_call(tools, call).acall(call["arguments"])
         except Exception as exc:
-            return _tool_result(call, error=exc)
-        return _tool_result(call, value)
+            return _tool_error(call, exc, tool_errors, self.client.redact)
+        return tool_result(call["tool_call_id"], value)
 
 
 # --- GENERATED from AsyncConversation by `python -m modelstream._unasync` ---
@@ -261,14 +285,21 @@ class Conversation(_History):
         return self.last_result.message
 
     def run(
-        self, content: UserContent, tools: ToolFunctions | None = None, *, max_rounds: int = 8
+        self,
+        content: UserContent,
+        tools: ToolFunctions | None = None,
+        *,
+        max_rounds: int = 8,
+        tool_errors: ToolErrors = "message",
     ) -> AssistantMessage:
         """Send, run the tool calls of each final turn, send their results, repeat.
 
         The tools are functions (sync or async) or a mapping from name to function, plus any
         function in `config["tools"]`; every request of the loop offers them to the model
         (docs/tools.md). Arguments that do not fit a tool's schema, and exceptions a tool
-        raises, go back to the model as error results."""
+        raises, go back to the model as error results, with the client's credentials masked;
+        `tool_errors="type"` sends an exception's type without its message."""
+        tool_errors = _checked_tool_errors(tool_errors)
         runnable = runnable_tools(self.config.get("tools"), tools)
         config = config_offering(self.config, runnable)
         message = self._send(content, config)
@@ -276,15 +307,20 @@ class Conversation(_History):
             calls = tool_calls_of(message)
             if not calls:
                 return message
-            results = [self._call(runnable, call) for call in calls]
+            results = [self._call(runnable, call, tool_errors) for call in calls]
             message = self._send(results, config)
         if tool_calls_of(message):
             raise ToolLoopLimitError(max_rounds)
         return message
 
-    def _call(self, tools: Mapping[str, FunctionTool[..., Any]], call: dict[str, Any]) -> DoneItem:
+    def _call(
+        self,
+        tools: Mapping[str, FunctionTool[..., Any]],
+        call: dict[str, Any],
+        tool_errors: ToolErrors,
+    ) -> DoneItem:
         try:
             value = _tool_to_call(tools, call).call(call["arguments"])
         except Exception as exc:
-            return _tool_result(call, error=exc)
-        return _tool_result(call, value)
+            return _tool_error(call, exc, tool_errors, self.client.redact)
+        return tool_result(call["tool_call_id"], value)

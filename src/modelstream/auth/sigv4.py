@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 from urllib.parse import quote, unquote, urlsplit
 
-from .secret import Secret
+from .secret import Secret, mask_secret
 from .signing import SignableRequest
 
 ALGORITHM = "AWS4-HMAC-SHA256"
+KEPT_CREDENTIALS = 4  # the sets of credentials a signer remembers to mask (refreshes, rotations)
 # hop-by-hop and tracing headers that proxies may change: never signed (as AWS's SDKs do)
 UNSIGNED_HEADERS = frozenset(
     {
@@ -84,6 +86,17 @@ class StaticAwsCredentials:
 
     def __repr__(self) -> str:
         return f"StaticAwsCredentials({self._credentials!r})"
+
+
+def _values(credentials: AwsCredentials) -> tuple[str, str, str | None]:
+    """What tells two sets of credentials apart (a provider may hand out new objects holding
+    the same values at every call)."""
+    token = credentials.session_token
+    return (
+        credentials.access_key_id,
+        credentials.secret_access_key.reveal(),
+        token.reveal() if token is not None else None,
+    )
 
 
 # --- the signature, step by step --------------------------------------------------------------
@@ -211,7 +224,8 @@ class SigV4Signer:
     """Signs every request with SigV4 for one service and region (Bedrock: `bedrock`).
 
     `sign` asks the provider for credentials each time, so rotated or refreshed credentials are
-    used as soon as the provider has them; `may_block` because a refresh is IO."""
+    used as soon as the provider has them; `may_block` because a refresh is IO. Every set of
+    credentials it signs with is kept (the last few), so `redact` masks them all."""
 
     may_block = True
 
@@ -221,22 +235,30 @@ class SigV4Signer:
         self.provider = credentials
         self.region = region
         self.service = service
-        self._last: AwsCredentials | None = None
+        self._used: list[AwsCredentials] = []
+        self._lock = threading.Lock()
 
     def sign(self, request: SignableRequest, now: datetime) -> dict[str, str]:
         credentials = self.provider.credentials()
-        self._last = credentials
+        with self._lock:
+            if all(_values(used) != _values(credentials) for used in self._used):
+                # a stream signed before a refresh may still echo the previous ones
+                self._used = [*self._used[-(KEPT_CREDENTIALS - 1) :], credentials]
         return sigv4_headers(
             request, credentials, region=self.region, service=self.service, now=now
         )
 
     def redact(self, text: str) -> str:
-        """The session token is the one secret that travels (the secret key never does)."""
-        last = self._last
-        if last is None:
-            return text
-        text = last.secret_access_key.redact(text)
-        return last.session_token.redact(text) if last.session_token else text
+        """`text` with the access key id, secret access key and session token of every set of
+        credentials this signer used masked: the token travels, and a tool or a model may
+        repeat any of them."""
+        with self._lock:
+            used = list(self._used)
+        for credentials in used:
+            text = mask_secret(text, credentials.access_key_id)
+            for secret in (credentials.secret_access_key, credentials.session_token):
+                text = secret.redact(text) if secret is not None else text
+        return text
 
     def __repr__(self) -> str:
         return (

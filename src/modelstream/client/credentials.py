@@ -10,10 +10,15 @@ chain, ADC) are sent only to the base URL they were configured for, i.e. the rou
 base URL or the URL in the route's base-URL variable (e.g. `OPENAI_BASE_URL`). A caller who
 points the client elsewhere with `base_url=` must pass `api_key=` or `signer=` too. Keys live in
 `Secret`, whose repr and str never show them; signers mask theirs the same way.
+
+`CredentialMasks` is what a client masks wherever its credentials may be echoed (a trace, a
+tool's error text): its key, its signer, and the signer of every credential source a call used
+(a key variable, the AWS chain, ADC), whose tokens are learned as they are minted.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -30,7 +35,7 @@ from .platforms import (
 )
 from .routing import Route
 
-__all__ = ["Endpoint", "Secret", "normalize_url", "resolve_endpoint"]
+__all__ = ["CredentialMasks", "Endpoint", "Secret", "normalize_url", "resolve_endpoint"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,40 @@ class Endpoint:
     key_source: str  # "argument", "signer", the key variable, or the ambient chain's name
     api_key: Secret | None = field(default=None, repr=False)  # the key, when the signer has one
     platform: Platform | None = None  # with its region / project / location filled in
+
+
+class CredentialMasks:
+    """Every credential a client holds, to mask as `***` where it is echoed (`redact`).
+
+    The client's own `api_key=` and `signer=` are known from the start; a credential found per
+    call (a key variable, the AWS chain, Google ADC) is learned from the call's endpoint. The
+    signers are asked at each `redact`, so a token minted or refreshed since (an AWS session
+    token, a Google access token) is masked too."""
+
+    def __init__(self, api_key: Secret | None = None, signer: RequestSigner | None = None) -> None:
+        self._api_key = api_key
+        # the last signer of each key source: bounded by the sources, not by the calls
+        self._signers: dict[str, RequestSigner] = {"signer": signer} if signer else {}
+        self._lock = threading.Lock()
+
+    def learn(self, endpoint: Endpoint) -> None:
+        """Mask the credentials of a call's endpoint from now on."""
+        with self._lock:
+            self._signers[endpoint.key_source] = endpoint.signer
+
+    def redact(self, text: str) -> str:
+        """`text` with every credential masked where it stands as a whole token
+        (`auth.secret.mask_secret`)."""
+        with self._lock:
+            signers = list(self._signers.values())
+        if self._api_key is not None:
+            text = self._api_key.redact(text)
+        for signer in signers:
+            text = signer.redact(text)
+        return text
+
+    def __repr__(self) -> str:
+        return "CredentialMasks(***)"
 
 
 def normalize_url(url: str) -> str:

@@ -18,7 +18,7 @@ from ..messages import Prompt, as_messages
 from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
 from ..types import Config
-from .credentials import Secret
+from .credentials import CredentialMasks, Secret
 from .model_list import ModelListCall
 from .platforms import AmbientSigners, Azure, Bedrock, PlatformOption, Vertex, platform_of
 from .prepare import CallPlan, endpoint_for, plan_call
@@ -66,6 +66,7 @@ class ClientSettings:
         self._signer = signer
         self.platform = platform_of(platform)
         self._ambient: AmbientSigners = {}  # AWS-chain / ADC signers, reused by every call
+        self._masks = CredentialMasks(self._api_key, signer)  # what `redact` masks
         self._random = random
         # Where turns with a config["trace_id"] are recorded (docs/traces.md); opened lazily.
         self._trace_sinks = resolve_sinks(traces, os.environ)
@@ -78,6 +79,11 @@ class ClientSettings:
             f"{type(self).__name__}(model={self.model!r}, client_type={self.client_type!r}, "
             f"base_url={self.base_url!r}, platform={self.platform!r})"
         )
+
+    def redact(self, text: str) -> str:
+        """`text` with every credential this client holds masked as `***`: its key, or its
+        signer's secrets (AWS keys and session tokens, access tokens minted so far)."""
+        return self._masks.redact(text)
 
     def _model_list(self, model: str | None) -> ModelListCall:
         """The paging of the models endpoint that `model`'s route (or the client's) reaches."""
@@ -117,6 +123,7 @@ class ClientSettings:
         timeouts = self.timeouts if timeout is None else timeouts_from(timeout, "timeout")
         retry = self.retry if max_retries is None else with_max_retries(self.retry, max_retries)
         plan = plan_call(model or self.model or "", messages, config, **self._route_options())
+        self._masks.learn(plan.endpoint)
         trace_id = (config or {}).get("trace_id")
         recorder = None
         if isinstance(trace_id, str) and trace_id and self._trace_sinks:
@@ -127,7 +134,7 @@ class ClientSettings:
                 provider=plan.endpoint.provider,
                 config=config,
                 messages=messages,
-                secrets=(plan.endpoint.api_key.reveal(),) if plan.endpoint.api_key else (),
+                redact=self.redact,  # asked when the turn ends: tokens minted by then too
             )
         call = StreamCall(
             protocol=plan.endpoint.client_type,

@@ -49,8 +49,19 @@ from .render import (
 from .replies import Reply, split_frames, with_corrupted_crc, with_malformed_frame
 from .turns import Turn
 
-# Header values never shown in a repr: they hold credentials.
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+# Header values never shown in a repr: they hold credentials (keys, bearer tokens, a SigV4
+# signature naming the access key id, an AWS session token, cookies).
+_SECRET_HEADERS = frozenset(
+    {
+        "api-key",
+        "authorization",
+        "cookie",
+        "proxy-authorization",
+        "x-amz-security-token",
+        "x-api-key",
+        "x-goog-api-key",
+    }
+)
 _POLL = 0.02  # seconds between checks while pausing
 
 Wait = Literal["done", "client_closed", "stopping"]
@@ -60,8 +71,10 @@ Wait = Literal["done", "client_closed", "stopping"]
 class RecordedRequest:
     """One request as the emulator received it, and how its response went.
 
-    `headers` has lower-case names. `received_at` and `finished_at` are `time.monotonic()`
-    values, comparable with the test's own clock (e.g. to check backoff between retries).
+    `headers` has lower-case names and holds every value as it arrived, credentials included;
+    the repr (and str) shows a credential header's name but not its value. `received_at` and
+    `finished_at` are `time.monotonic()` values, comparable with the test's own clock (e.g. to
+    check backoff between retries).
     """
 
     method: str

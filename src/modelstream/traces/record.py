@@ -5,7 +5,8 @@ stream's result into a `TraceTurn`, a plain value any sink (SQLite, OpenTelemetr
 
 Secrets never reach a trace: the config keeps no key that looks like a credential (an
 `extra_body` entry named `api_key`, `authorization`, `*token*`, `*secret*`, …), and every string
-in the turn has the client's own key masked.
+in the turn has each credential of the client masked (its key, or what its signer holds: AWS
+keys and session tokens, Google access tokens), through the client's `redact` when it is given.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict
 
@@ -89,8 +90,12 @@ class TurnRecorder:
         messages: Sequence[Message],
         source: TraceSource = "client",
         secrets: Iterable[str] = (),
+        redact: Callable[[str], str] | None = None,
         started_at_ms: float | None = None,
     ) -> None:
+        """`secrets` are masked in the finished turn, and so is whatever `redact` masks (a
+        client's or a signer's `redact`, asked when the turn finishes: it knows every token
+        the stream was signed with, refreshed ones included)."""
         self.trace_id = trace_id
         self.source: TraceSource = source
         self._model = model
@@ -99,6 +104,7 @@ class TurnRecorder:
         self._config = dict(config or {})
         self._messages = list(messages)  # the caller may append to its list after the call
         self._secrets = [s for s in secrets if s]
+        self._redact = redact
         self._started_ms = time.time() * 1000 if started_at_ms is None else started_at_ms
         self._timeline: list[ItemTiming] = []
         self._open = False
@@ -154,7 +160,9 @@ class TurnRecorder:
             diagnostics=list(metadata.diagnostics),
             cost=_cost_json(result),
         )
-        return mask_secrets(turn, self._secrets) if self._secrets else turn
+        if not self._secrets and self._redact is None:
+            return turn
+        return mask_secrets(turn, self._secrets, self._redact)
 
 
 def _cost_json(result: FinalResponse | PartialResponse) -> dict[str, Any] | None:
@@ -243,10 +251,13 @@ def _without_credentials(value: Any) -> Any:
     return value
 
 
-def mask_secrets(turn: TraceTurn, secrets: Sequence[str]) -> TraceTurn:
-    """`turn` with each secret masked as `***` in its config, items, reason and diagnostics
-    (where it stands as a whole token and is long enough: `auth.secret.mask_secret`)."""
-    fields = {name: _masked(getattr(turn, name), secrets) for name in _TEXT_FIELDS}
+def mask_secrets(
+    turn: TraceTurn, secrets: Sequence[str], redact: Callable[[str], str] | None = None
+) -> TraceTurn:
+    """`turn` with each secret, and what `redact` masks, masked as `***` in its config, items,
+    reason and diagnostics (where it stands as a whole token and is long enough:
+    `auth.secret.mask_secret`)."""
+    fields = {name: _masked(getattr(turn, name), secrets, redact) for name in _TEXT_FIELDS}
     return TraceTurn(**{**turn.__dict__, **fields})
 
 
@@ -255,15 +266,15 @@ def mask_secrets(turn: TraceTurn, secrets: Sequence[str]) -> TraceTurn:
 _TEXT_FIELDS = ("config", "items", "open_item", "reason", "diagnostics")
 
 
-def _masked(value: Any, secrets: Sequence[str]) -> Any:
+def _masked(value: Any, secrets: Sequence[str], redact: Callable[[str], str] | None) -> Any:
     if isinstance(value, str):
         for secret in secrets:
             value = mask_secret(value, secret, REDACTED)
-        return value
+        return redact(value) if redact is not None else value
     if isinstance(value, dict):
-        return {key: _masked(item, secrets) for key, item in value.items()}
+        return {key: _masked(item, secrets, redact) for key, item in value.items()}
     if isinstance(value, list):
-        return [_masked(item, secrets) for item in value]
+        return [_masked(item, secrets, redact) for item in value]
     return value
 
 
