@@ -1,11 +1,13 @@
-"""JSON from outside with its nesting bounded: a request body, a catalogue file, an emulator
-script. orjson parses up to 1,024 levels, but what reads the result afterwards (a deep copy, an
-encoder, a schema walk) recurses in Python and fails far earlier with a `RecursionError`; one
-documented limit, checked once where the text is parsed, keeps that from ever happening.
+"""JSON (and TOML) from outside with its nesting bounded: a request body, a catalogue file,
+an emulator script. orjson parses up to 1,024 levels, but what reads the result afterwards (a
+deep copy, an encoder, a schema walk) recurses in Python and fails far earlier with a
+`RecursionError`; one documented limit, checked once where the text is parsed, keeps that from
+ever happening.
 """
 
 from __future__ import annotations
 
+import tomllib
 from typing import Any
 
 import orjson
@@ -53,6 +55,19 @@ def loads(data: bytes | bytearray | memoryview | str, *, max_depth: int = MAX_DE
         if "depth" in str(exc):  # orjson: "depth limit exceeded"
             raise JSONTooDeepError(max_depth) from None
         raise
+    if too_deep(value, max_depth):
+        raise JSONTooDeepError(max_depth)
+    return value
+
+
+def loads_toml(text: str, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
+    """`tomllib.loads`, then `JSONTooDeepError` past `max_depth`: tomllib recurses into nested
+    arrays and inline tables (a `RecursionError` long before any limit of ours), while dotted
+    table headers nest without recursing, so both are checked."""
+    try:
+        value = tomllib.loads(text)
+    except RecursionError:
+        raise JSONTooDeepError(max_depth) from None
     if too_deep(value, max_depth):
         raise JSONTooDeepError(max_depth)
     return value

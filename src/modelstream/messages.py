@@ -13,16 +13,14 @@ There is no `system()` helper because the SPEC has no system role: the system pr
 from __future__ import annotations
 
 import base64
-import mimetypes
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, cast
 
 import orjson
 
 from .errors import InvalidMessageError
-from .protocols.common.media import parse_data_url
+from .protocols.common.media import parse_data_url, read_media_file, sniff_media_type
 from .types import DoneItem, InlineDataDone, Message, ToolResultDone
 
 # An image: its bytes, a file path, an http(s) URL or a `data:` URL.
@@ -32,14 +30,6 @@ Prompt = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
 # The first bytes of the image formats every provider takes. Sniffed by hand: four signatures
 # do not justify a dependency (`imghdr` left the standard library in 3.13).
-_SIGNATURES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-
-
 def user(*content: str | DoneItem, images: Iterable[Image] = ()) -> Message:
     """A user message: its text (and done items, e.g. tool results) in order, then the images.
 
@@ -155,30 +145,24 @@ def _image_bytes(image: Image) -> tuple[bytes, str]:
         except (InvalidMessageError, ValueError) as exc:
             raise ValueError(f"the image's data: URL cannot be read: {exc}") from None
     if isinstance(image, str | os.PathLike):
-        path = Path(image)
-        if not path.is_file():
+        try:  # a regular file within the size limit, of the kind its first bytes show
+            return read_media_file(image)
+        except FileNotFoundError:
             raise FileNotFoundError(
                 f"image {str(image)[:80]!r} is not an http(s) or data: URL, and no such file"
-            )
-        data = path.read_bytes()
-        guessed, _ = mimetypes.guess_type(path.name)
-        if guessed and guessed.startswith("image/"):
-            return data, guessed
-        return data, _sniffed(data, str(path))
+            ) from None
     raise TypeError(
         f"an image must be bytes, a file path, or an http(s) or data: URL, got {_name(image)}"
     )
 
 
 def _sniffed(data: bytes, what: str) -> str:
-    for signature, mime_type in _SIGNATURES:
-        if data.startswith(signature):
-            return mime_type
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
+    media_type = sniff_media_type(data)
+    if media_type is not None and media_type.startswith("image/"):
+        return media_type
     raise ValueError(
-        f"cannot tell the image type of {what} (not PNG, JPEG, GIF or WebP): pass a data: URL "
-        "that names it, e.g. 'data:image/heic;base64,...'"
+        f"cannot tell the image type of {what} (not PNG, JPEG, GIF, WebP, HEIC or AVIF): pass "
+        "a data: URL that names it, e.g. 'data:image/bmp;base64,...'"
     )
 
 

@@ -10,6 +10,7 @@ prefix or as an ARN).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -22,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..bounded_json import MAX_DEPTH, JSONTooDeepError, loads_toml
 from ..errors import ConfigurationError
 
 __all__ = [
@@ -191,20 +193,15 @@ def default_catalogue() -> Catalogue:
 def load_catalogue(paths: Iterable[str | Path] = (), *, builtin: bool = True) -> Catalogue:
     """Our catalogue (unless `builtin=False`) with each file's entries added in order: a known
     id gets the fields the file gives (a `price` table replaces ours whole), a new id is added.
-    Raises `CatalogueError` naming the file and the entry."""
+    Raises `CatalogueError` naming the file and the entry: a wrong field (a price that is not a
+    finite number included), or a file that is not UTF-8 text or nests past `MAX_DEPTH`."""
     raw: dict[str, dict[str, Any]] = {}
+    ids: dict[str, str] = {}  # lower-cased id -> the id in `raw`: one lookup per merged entry
     if builtin:
         text = resources.files(__package__).joinpath("models.toml").read_text("utf-8")
-        _merge(raw, _parse(text, "modelstream/catalogue/models.toml"))
+        _merge(raw, ids, _parse(text, "modelstream/catalogue/models.toml"))
     for path in paths:
-        path = Path(path)
-        try:
-            text = path.read_text("utf-8")
-        except OSError as exc:
-            raise CatalogueError(
-                f"{path}: cannot read the model file: {exc.strerror or exc}"
-            ) from None
-        _merge(raw, _parse(text, str(path)))
+        _merge(raw, ids, _parse(_read(Path(path)), str(path)))
     models: dict[str, ModelInfo] = {}
     for model_id, fields in raw.items():
         where = fields.pop("__where__", "the catalogue")
@@ -218,9 +215,27 @@ def _client_types() -> tuple[str, ...]:
     return CLIENT_TYPES
 
 
+def _read(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CatalogueError(f"{path}: cannot read the model file: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CatalogueError(
+            f"{path} is not a UTF-8 text file: a model file is TOML text"
+        ) from None
+
+
 def _parse(text: str, where: str) -> dict[str, dict[str, Any]]:
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text)
+    except JSONTooDeepError:
+        raise CatalogueError(
+            f"{where}: the file nests tables and arrays more than {MAX_DEPTH} levels deep, "
+            "the limit; no model entry needs that many"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogueError(f"{where}: not valid TOML: {exc}") from None
     unknown = sorted(set(data) - {"models"})
@@ -236,13 +251,13 @@ def _parse(text: str, where: str) -> dict[str, dict[str, Any]]:
     return models
 
 
-def _merge(raw: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> None:
+def _merge(
+    raw: dict[str, dict[str, Any]], ids: dict[str, str], new: dict[str, dict[str, Any]]
+) -> None:
+    """Add `new`'s entries to `raw`: an id already there in any case gets the fields given."""
     for model_id, fields in new.items():
-        known = next((k for k in raw if k.lower() == model_id.lower()), None)
-        if known is None:
-            raw[model_id] = fields
-        else:
-            raw[known] = {**raw[known], **fields}
+        known = ids.setdefault(model_id.lower(), model_id)
+        raw[known] = {**raw[known], **fields} if known in raw else fields
 
 
 def _entry(model_id: str, fields: dict[str, Any], where: str) -> ModelInfo:
@@ -348,6 +363,8 @@ def _decimal(value: Any, at: str) -> Decimal:
     # str() of a TOML float is its shortest repr: 0.075 stays exactly 0.075
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise CatalogueError(f"{at} must be a number, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):  # TOML has nan and inf literals
+        raise CatalogueError(f"{at} must be a finite number, got {value!r}")
     if value < 0:
         raise CatalogueError(f"{at} must not be negative, got {value!r}")
     return Decimal(str(value))

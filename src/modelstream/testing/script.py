@@ -16,19 +16,21 @@ request gets the emulator's default answer (an echo of the user's text). Each re
 
 and may add `path` (only a request to that path takes it) and the pacing and fault options of
 `Reply` (`delay`, `chunk_size`, `fragment_size`, `delay_first_byte`, `disconnect_after_bytes`,
-`malformed_frame_at`, `model`, `headers`). An unknown key or a wrong value is a `ScriptError`
-naming the reply and the key.
+`malformed_frame_at`, `model`, `headers`). An unknown key or a wrong value (a timing of `nan` or
+`inf` included) is a `ScriptError` naming the reply and the key; so is a file nesting objects and
+arrays more than `bounded_json.MAX_DEPTH` (64) levels deep.
 """
 
 from __future__ import annotations
 
-import json
-import tomllib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast, get_args
 
+from .. import bounded_json
+from ..bounded_json import MAX_DEPTH, JSONTooDeepError, loads_toml
 from ..types import Usage
 from .replies import Reply
 from .turns import Finish, Text, Thinking, ToolCall, Turn, TurnItem
@@ -73,13 +75,17 @@ def load_script(path: str | Path) -> list[ScriptedReply]:
         raw = file.read_bytes()
     except OSError as exc:
         raise ScriptError(f"cannot read the script {file}: {exc.strerror or exc}") from None
+    toml = file.suffix.lower() == ".toml"
     try:
-        if file.suffix.lower() == ".toml":
-            data = tomllib.loads(raw.decode("utf-8"))
-        else:
-            data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:  # TOMLDecodeError, JSONDecodeError
-        kind = "TOML" if file.suffix.lower() == ".toml" else "JSON"
+        # orjson reads JSON proper: NaN and Infinity, which json.loads took, are refused
+        data = loads_toml(raw.decode("utf-8")) if toml else bounded_json.loads(raw)
+    except JSONTooDeepError:
+        raise ScriptError(
+            f"the script {file} nests objects and arrays more than {MAX_DEPTH} levels deep, "
+            "the limit; flatten it"
+        ) from None
+    except ValueError as exc:  # TOMLDecodeError, orjson's JSONDecodeError, UnicodeDecodeError
+        kind = "TOML" if toml else "JSON"
         raise ScriptError(f"the script {file} is not valid {kind}: {exc}") from None
     return script_replies(data)
 
@@ -197,6 +203,8 @@ def _check_options(options: Mapping[str, Any], known: Mapping[str, type], where:
             )
         wanted = known[key]
         if wanted is float and isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):  # TOML's nan and inf
+                raise ScriptError(f"{where}: {key} must be a finite number, got {value!r}")
             continue
         if wanted is not object and (isinstance(value, bool) or not isinstance(value, wanted)):
             raise ScriptError(f"{where}: {key} must be a {wanted.__name__}")
