@@ -37,6 +37,12 @@ H. A block keeps its kind. A fragment of another kind under a key already used i
    (`thinking` then `text` on one block index) would emit an invalid stream (a `text.delta`
    inside a thinking group, or a `.done` of the wrong kind): it raises `StreamProtocolError`
    naming the key and both kinds. The adapter must key the new kind as a new block.
+I. A tool call's first fragment carries its name (SPEC §2). A call opened before its name is
+   known (an Interactions start with only the call's id, a Chat chunk naming the call after the
+   one that gave its id) is held: nothing of it is emitted, its fragments are kept, until a
+   later fragment brings the name (the first name wins). A call that is done without a name
+   never becomes a tool call: `IncompleteStreamError` is raised in place of its group, as the
+   provider never sent what the call needs to run (lenient or not: a name cannot be recovered).
 
 What a kind is (its growing field, how fragments join, its empty value, whether it counts as
 content) comes from the one table, `modelstream.items`; this module only orders and closes.
@@ -87,7 +93,7 @@ class _Block:
 
 
 class ItemAssembler:
-    """Owns the grammar: see the module docstring for the rules A–G."""
+    """Owns the grammar: see the module docstring for the rules A–I."""
 
     def __init__(self, metadata: StreamMetadata, *, lenient_tool_arguments: bool = False) -> None:
         self.metadata = metadata
@@ -151,7 +157,8 @@ class ItemAssembler:
         tool_call_id: str = "",
         fidelity: Fidelity | None = None,
     ) -> None:
-        """A fragment of a call's raw argument JSON; `name`/`tool_call_id` on the first."""
+        """A fragment of a call's raw argument JSON; `name`/`tool_call_id` on the first (a name
+        may come on a later one when the provider names the call late: rule I)."""
         block = self._blocks.get(key)
         if block is None:
             if self._after_stop():
@@ -166,15 +173,16 @@ class ItemAssembler:
             if fidelity:
                 self._merge_fidelity(block, fidelity)
             block.parts.append(arguments)
-            self._delta(
-                block,
-                {
-                    "type": "tool_call.delta",
-                    "tool_call_id": tool_call_id,
-                    "name": name,
-                    "arguments": arguments,
-                },
-            )
+            first: ToolCallDelta = {
+                "type": "tool_call.delta",
+                "tool_call_id": tool_call_id,
+                "name": name,
+                "arguments": arguments,
+            }
+            if name:
+                self._delta(block, first)
+            else:
+                block.pending.append(first)  # rule I: held until the name arrives
             return
         if block.kind is not TOOL_CALL:
             self._kind_changed(key, block.kind, TOOL_CALL)
@@ -188,10 +196,14 @@ class ItemAssembler:
                 "name": "",
                 "arguments": arguments,
             }
-            if block is self._head:  # the hot path, inlined: one event per argument fragment
+            # the hot path, inlined: one event per argument fragment. A tool call has started
+            # exactly when it is the head and named (rules A, I).
+            if block.started:
                 self._out.append(delta_event(item, self.now_ms))
             else:
                 block.pending.append(item)
+        if name and not block.first["name"]:
+            self._named(block, name)
 
     def inline_data(
         self, key: Any, data: bytes, mime_type: str, fidelity: Fidelity | None = None
@@ -304,6 +316,13 @@ class ItemAssembler:
             self._head = block
         return block
 
+    def _named(self, block: _Block, name: str) -> None:
+        """Rule I: the name of a held tool call arrived; it goes on the call's first fragment."""
+        block.first["name"] = name
+        block.pending[0]["name"] = name  # type: ignore[typeddict-unknown-key]
+        if block is self._head:
+            self._release(block)
+
     def _kind_changed(self, key: Any, was: Kind, now: Kind) -> None:
         """Rule H: one key, one kind."""
         raise StreamProtocolError(
@@ -357,11 +376,16 @@ class ItemAssembler:
             if self._blocks:
                 head = self._blocks[next(iter(self._blocks))]
                 self._head = head
-                if head.pending:
-                    head.started = True
-                    for item in head.pending:
-                        self._emit(item)
-                    head.pending = []
+                self._release(head)
+
+    def _release(self, block: _Block) -> None:
+        """Emit the fragments the new head held (rule A), unless it is a call still waiting for
+        its name (rule I)."""
+        if block.pending and (block.kind is not TOOL_CALL or block.first["name"]):
+            block.started = True
+            for item in block.pending:
+                self._emit(item)
+            block.pending = []
 
     def _close_all(self) -> None:
         for block in self._blocks.values():
@@ -370,6 +394,12 @@ class ItemAssembler:
 
     def _finish_block(self, block: _Block) -> None:
         kind = block.kind
+        if kind is TOOL_CALL and not block.first["name"]:  # rule I
+            call_id = block.first["tool_call_id"]
+            raise IncompleteStreamError(
+                "tool call name",
+                f"tool call {call_id!r} ended without one, so it cannot be run",
+            )
         growing = kind.growing
         fidelity = block.fidelity
         if fidelity is not None or not block.started:

@@ -6,7 +6,8 @@ the rule. Call `end()` when the stream finished without an error: it checks `sto
 Rules checked (numbers are SPEC §2's):
   shape    every event is an assistant `delta` or `stop` with an int `created_at`
   1        a delta event carries exactly one item and null usage / finish reason
-  2        groups never interleave: `K.delta+ K.done`, one group at a time
+  2        groups never interleave: `K.delta+ K.done`, one group at a time; the first
+           fragment of a tool call carries its id and name, no later fragment does
   3        a `.done` equals its group's first fragment with the growing field joined
   4        `stop` comes exactly once, last, with no items, usage and a finish reason
   6        fidelity rides on at most one fragment of a group; the `.done` carries the same;
@@ -109,8 +110,10 @@ class GrammarChecker:
     def _delta(self, kind: Kind, item: dict[str, Any], fidelity: Any) -> None:
         if self._kind is None:
             self._kind, self._first, self._parts, self._fidelity = kind, item, [], None
-            if kind.fixed_first_only and not item.get(kind.fixed[0]):
-                self._fail("2", f"the first {kind.delta_type} carries the {kind.fixed[0]}")
+            if kind.fixed_first_only:  # a tool call's id and name (SPEC §2, delta items)
+                for name in kind.fixed:
+                    if not item.get(name):
+                        self._fail("2", f"the first {kind.delta_type} carries the {name}")
         elif kind is not self._kind:
             self._fail("2", f"a {kind.delta_type} came while a {self._kind.name} group was open")
         elif kind.fixed_first_only and any(item.get(name) for name in kind.fixed):

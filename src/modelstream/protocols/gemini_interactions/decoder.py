@@ -16,11 +16,13 @@ A step is keyed by its `index`; within a step, each run of deltas of one kind is
   model_output   `text` → `text`; `image`, `video` → one `inline_data` item each; `audio`
                  chunks of one mime type join one `inline_data` item. Base64 that does not
                  decode is skipped and counted, with a diagnostic.
-  function_call  one `tool_call` item: `id`, `name` at the step's start; the arguments whole
-                 (`arguments` object on the start, or on a legacy `function_call` delta) or
-                 streamed as JSON text (`arguments_delta`, corpus `vercel-interactions-tool-call`,
-                 whose start carries `arguments: {}` as a placeholder). An item ends at its
-                 step's stop.
+  function_call  one `tool_call` item: `id`, `name` at the step's start, or on the
+                 `function_call` delta after a start that carries only the `id` (the assembler
+                 holds the call until its name is known; a call never named is not a call, the
+                 turn ends incomplete); the arguments whole (`arguments` object on the start, or
+                 on a legacy `function_call` delta) or streamed as JSON text (`arguments_delta`,
+                 corpus `vercel-interactions-tool-call`, whose start carries `arguments: {}` as
+                 a placeholder). An item ends at its step's stop.
   anything else  built-in tool steps (google_search_call/result, code_execution_call/result,
                  url_context_call/result, mcp_server_tool_call/result, file_search_*, ...) are
                  skipped and counted as `step:<type>`, their deltas as `delta:<type>`;
@@ -98,6 +100,7 @@ class _Step:
         "kind",
         "mime",
         "number",
+        "signature",
         "signed",
     )
 
@@ -107,9 +110,10 @@ class _Step:
         self.item_kind: str | None = None  # the open item's kind: text, thinking, ...
         self.mime = ""  # the open inline item's mime type (audio chunks join while it matches)
         self.signed = False  # the open item carries a signature already
-        self.call_open = False  # function call: its item began (its name and id are known)
+        self.call_open = False  # function call: its item began (its id or name is known)
         self.call_whole: Any = None  # function call: the whole arguments given so far
         self.call_streamed = False  # function call: arguments arrived as JSON text
+        self.signature = ""  # function call: a signature that came before the call began
 
 
 class GeminiInteractionsDecoder:
@@ -328,7 +332,10 @@ class GeminiInteractionsDecoder:
             return
         fidelity = {"thought_signature": signature}
         if step.kind == _FUNCTION_CALL:
-            self.sink.tool_call((index, 0), "", fidelity=fidelity)
+            if step.call_open:
+                self.sink.tool_call((index, 0), "", fidelity=fidelity)
+            else:  # the call begins later (its start named only its type): it rides on it then
+                step.signature = signature
             return
         if step.kind not in (_THOUGHT, _MODEL_OUTPUT):
             self.sink.diagnostic({"type": "thought_signature_dropped", "step": step.kind})
@@ -372,7 +379,7 @@ class GeminiInteractionsDecoder:
         call_id = body.get("id")
         if name is None and call_id is None and body.get("arguments") is None:
             return
-        signature = body.get("signature")
+        signature = body.get("signature") or step.signature
         fidelity = {"thought_signature": signature} if signature else None
         self.sink.tool_call(
             (index, 0),
@@ -382,7 +389,10 @@ class GeminiInteractionsDecoder:
             fidelity=fidelity,
         )
         step.call_open = True
-        arguments = body.get("arguments")
+        self._call_arguments(index, step, body.get("arguments"))
+
+    def _call_arguments(self, index: int, step: _Step, arguments: Any) -> None:
+        """Arguments given on a start or a whole-call delta: an object, or JSON text."""
         if isinstance(arguments, dict) and arguments:
             step.call_whole = arguments
         elif isinstance(arguments, str) and arguments:
@@ -399,8 +409,11 @@ class GeminiInteractionsDecoder:
         elif kind == "function_call":  # legacy: the whole call in one delta
             if not step.call_open:
                 self._call_start(index, step, delta)
-            elif isinstance(delta.get("arguments"), dict):
-                step.call_whole = delta["arguments"]
+            else:  # a start that gave only the id: the name (held for) and arguments are here
+                name = delta.get("name")
+                if isinstance(name, str) and name:
+                    self.sink.tool_call((index, 0), "", name=name)
+                self._call_arguments(index, step, delta.get("arguments"))
             signature = delta.get("signature")
             if signature:
                 self._signature(index, step, signature)

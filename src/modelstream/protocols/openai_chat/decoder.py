@@ -413,7 +413,8 @@ class OpenAIChatDecoder:
         key = self._tool_keys.get(index)
         if key is not None:
             if not call_id or call_id == self._tool_ids[index]:
-                sink.tool_call(key, arguments)
+                # a gateway may name the call a chunk after its id: the assembler holds it
+                sink.tool_call(key, arguments, name=function.get("name") or "")
                 return
             sink.end_item(key)  # a gateway reusing an index for a new call: the old one is done
         self._end_run()  # the text or thinking before a tool call is finished

@@ -1,9 +1,15 @@
 """OpenAI Responses (`POST /v1/responses`, `stream: true`) stream decoder.
 
 The stream is a list of output items (`response.output_item.added` … `.done`), each with an `id`
-that every later event names as `item_id`. Items may interleave (OpenRouter finishes its
-reasoning item after the message: corpus `pydanticai-openrouter-raw-reasoning`), so blocks are
-keyed by the provider's identity, and one grammar item is:
+that every later event names as `item_id`. Items may interleave and finish out of order
+(OpenRouter finishes its reasoning item after the message: corpus
+`pydanticai-openrouter-raw-reasoning`). The turn keeps the provider's output order
+(`output_index`, the order of the `.added` events), which replay needs: the API rejects a
+reasoning item not followed by its item. So the items this decoder turns into grammar items are
+decoded one at a time in that order: the events of an item announced while an earlier one is
+still open wait, in arrival order, until every item before it is done (or the response ends),
+then go through as if they had come then. Blocks are keyed by the provider's identity, and one
+grammar item is:
 
   text       one content part of a `message` item, key (item_id, content_index): `output_text`
              and `refusal` parts alike. It ends at `content_part.done` (or its item's done).
@@ -16,8 +22,8 @@ keyed by the provider's identity, and one grammar item is:
              with no text (encrypted only, or empty) is one thinking item with empty thinking,
              so replay can still send the item back.
   tool_call  one `function_call` item, key item_id: name and `call_id` (the tool_call_id) at
-             `output_item.added`, `function_call_arguments.delta` fragments, ends at
-             `output_item.done`.
+             `output_item.added` (a name left empty there is taken from `output_item.done`),
+             `function_call_arguments.delta` fragments, ends at `output_item.done`.
   inline_data  one `image_generation_call` item's `result` (base64), whole at its
              `output_item.done`, mime type `image/<output_format>` (png when absent). The
              `partial_image` previews before it are skipped and counted (SPEC §3: the image is
@@ -71,6 +77,8 @@ _TEXT_DELTA = "response.output_text.delta"
 _INCOMPLETE: dict[str, FinishReason] = {"max_output_tokens": "length"}
 _RETRYABLE = {"server_error", "rate_limit_exceeded", "server_is_overloaded", "slow_down"}
 _FAILURES = ("error", "response.failed")  # end the turn as ProviderError
+# Output items that become grammar items, decoded one at a time in output order.
+_ORDERED = frozenset(("message", "reasoning", "function_call", "image_generation_call"))
 # Understood and carrying nothing new: their content already arrived as deltas.
 _ECHOES = (
     "response.output_text.done",
@@ -106,11 +114,17 @@ class OpenAIResponsesDecoder:
     def __init__(self, sink: Any) -> None:
         self.sink = sink
         self._items: dict[Any, _Item] = {}
+        # Open items of _ORDERED types in output order -> their events waiting for the first to
+        # be done ([] for the first, whose events go through).
+        self._order: dict[Any, list[dict[str, Any]]] = {}
+        self._holding = False  # an item behind the first is open: its events wait
+        self._releasing = False
         self._stopped = False
         self._next = -1  # the `sequence_number` the next event should carry; -1: none yet
         # after frames that were not JSON: (the number expected, how many such frames)
         self._held: tuple[int, int] | None = None
         self._handlers: dict[str, Callable[[dict[str, Any]], object]] = {
+            _TEXT_DELTA: self._text_delta,  # (inlined in `on_frame`: the hot path)
             "response.reasoning_summary_text.delta": self._summary_delta,
             "response.reasoning_text.delta": self._reasoning_text_delta,
             "response.function_call_arguments.delta": self._arguments_delta,
@@ -145,6 +159,8 @@ class OpenAIResponsesDecoder:
             self._sequence_jump(sequence)  # (a failure after a gap says more than the gap)
         if self._stopped:
             self.sink.skip("after_stop")
+        elif self._holding and self._waits(event):
+            pass  # an event of an item behind the first open one: it waits its turn
         elif kind == _TEXT_DELTA:  # the hot path: most frames of a turn
             self.sink.text(
                 (event.get("item_id"), event.get("content_index", 0)), event.get("delta", "")
@@ -152,11 +168,14 @@ class OpenAIResponsesDecoder:
             if event.get("logprobs"):  # an empty list on most deltas
                 self.sink.skip("logprobs")
         else:
-            handler = self._handlers.get(kind)
-            if handler is None:  # built-in tool progress, code deltas, and anything newer
-                self.sink.skip(f"event:{kind}")
-            else:
-                handler(event)
+            self._dispatch(kind, event)
+
+    def _dispatch(self, kind: str, event: dict[str, Any]) -> None:
+        handler = self._handlers.get(kind)
+        if handler is None:  # built-in tool progress, code deltas, and anything newer
+            self.sink.skip(f"event:{kind}")
+        else:
+            handler(event)
 
     def on_end(self) -> None:
         pass
@@ -184,12 +203,60 @@ class OpenAIResponsesDecoder:
             self._next = sequence  # when lenient, StreamDecoder decodes this event again
             raise SequenceGapError(expected - 1, sequence)
 
+    # --- output order -----------------------------------------------------------------------
+
+    def _waits(self, event: dict[str, Any]) -> bool:
+        """Keep the event if it belongs to an item behind the first open one."""
+        item_id = event.get("item_id")
+        if item_id is None:
+            item = event.get("item")
+            item_id = item.get("id") if isinstance(item, dict) else None
+        held = self._order.get(item_id)
+        if held is None or item_id == next(iter(self._order)):
+            return False
+        held.append(event)
+        return True
+
+    def _advance(self) -> None:
+        """The first open item is done: the events of the items after it go through, in order,
+        up to the first item still open."""
+        if self._releasing:
+            return  # (an item done among released events: the loop below goes on)
+        self._releasing = True
+        try:
+            while self._order:
+                item_id = next(iter(self._order))
+                held = self._order[item_id]
+                if not held:
+                    break
+                self._order[item_id] = []
+                for event in held:
+                    self._dispatch(event["type"], event)
+        finally:
+            self._releasing = False
+        self._holding = len(self._order) > 1
+
+    def _release_all(self) -> None:
+        """The response ended: the events of items still open go through in output order (the
+        finish closes the items)."""
+        while self._order:
+            self._advance()
+            if self._order:
+                del self._order[next(iter(self._order))]
+        self._holding = False
+
     # --- output items ---------------------------------------------------------------------
 
     def _item_added(self, event: dict[str, Any]) -> None:
         item = event.get("item") or {}
         item_type = item.get("type")
         item_id = item.get("id")
+        if item_type in _ORDERED and item_id is not None and item_id not in self._order:
+            if self._order:  # an earlier item is still open: this one waits its turn
+                self._order[item_id] = [event]
+                self._holding = True
+                return
+            self._order[item_id] = []
         if item_type == "message":
             self._items[item_id] = _Item(_message_fidelity(item))
         elif item_type == "reasoning":
@@ -225,6 +292,9 @@ class OpenAIResponsesDecoder:
         elif item_type == "image_generation_call":
             self._image_done(item, item_id)
         # a built-in tool item's done: already counted at `.added`
+        if item_id in self._order:
+            del self._order[item_id]
+            self._advance()
 
     def _message_done(self, item: dict[str, Any], item_id: Any, state: _Item | None) -> None:
         if state is None:  # a resumed stream that began after `.added`
@@ -266,8 +336,13 @@ class OpenAIResponsesDecoder:
                 tool_call_id=item.get("call_id") or "",
                 fidelity={"id": item_id},
             )
-        elif not state.streamed and arguments:  # arguments only on the finished item
-            self.sink.tool_call(item_id, arguments)
+        else:
+            # the arguments only on the finished item; the name too where `.added` left it
+            # empty (the assembler held the call until now)
+            rest = "" if state.streamed else arguments
+            name = item.get("name") or ""
+            if rest or name:
+                self.sink.tool_call(item_id, rest, name=name)
         self.sink.end_item(item_id)
 
     def _image_done(self, item: dict[str, Any], item_id: Any) -> None:
@@ -314,6 +389,13 @@ class OpenAIResponsesDecoder:
             if key not in state.ended and self.sink.has_open(key):
                 self._end_text(state, key)
         # a reasoning part stays open for its item's encrypted_content (module docstring)
+
+    def _text_delta(self, event: dict[str, Any]) -> None:
+        self.sink.text(
+            (event.get("item_id"), event.get("content_index", 0)), event.get("delta", "")
+        )
+        if event.get("logprobs"):  # an empty list on most deltas
+            self.sink.skip("logprobs")
 
     def _refusal_delta(self, event: dict[str, Any]) -> None:
         key = (event.get("item_id"), event.get("content_index", 0))
@@ -406,11 +488,13 @@ class OpenAIResponsesDecoder:
         return response
 
     def _completed(self, event: dict[str, Any]) -> None:
+        self._release_all()
         response = self._response_metadata(event)
         self.sink.finish("stop", response.get("status") or "completed")
         self._terminal()
 
     def _incomplete(self, event: dict[str, Any]) -> None:
+        self._release_all()
         response = self._response_metadata(event)
         details = response.get("incomplete_details") or {}
         reason = details.get("reason") or "incomplete"
