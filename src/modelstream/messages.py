@@ -28,6 +28,7 @@ Image = bytes | str | os.PathLike[str]
 # What `stream()` and `complete()` take: the user's turn as text, one message, or a history.
 Prompt = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
+
 # The first bytes of the image formats every provider takes. Sniffed by hand: four signatures
 # do not justify a dependency (`imghdr` left the standard library in 3.13).
 def user(*content: str | DoneItem, images: Iterable[Image] = ()) -> Message:
