@@ -56,12 +56,15 @@ def test_signing_in_sets_a_strict_session_cookie_that_serves_the_page(serve: Ser
         assert signed_in.status_code == 303
         assert signed_in.headers["location"] == "./"
         cookie = signed_in.headers["set-cookie"]
-        assert cookie.startswith(f"{COOKIE}={CLIENT_KEY};")
-        assert "samesite=strict" in cookie.lower() and "expires" not in cookie.lower()
+        assert cookie.startswith(f"{COOKIE}=") and CLIENT_KEY not in cookie  # a session id
+        assert "samesite=strict" in cookie.lower() and "httponly" in cookie.lower()
+        assert "expires" not in cookie.lower() and "max-age" not in cookie.lower()
         assert "Path=/playground;" in cookie  # never sent to the API's paths
         for path in PAGE_FILES:
             served = http.get(path)  # the client sends the cookie back
             assert served.status_code == 200, path
+            if path == "/playground/":
+                assert 'id="sign-out"' in served.text
         assert served.text == STATIC.joinpath("style.css").read_text()
     with httpx.Client(base_url=server.url, headers=AUTH) as http:
         assert http.get("/playground/static/app.js").status_code == 200
@@ -72,6 +75,7 @@ def test_an_open_server_serves_the_page_to_anyone(serve: Serve) -> None:
     with httpx.Client(base_url=server.url) as http:
         for path in PAGE_FILES:
             assert http.get(path).status_code == 200, path
+        assert 'id="sign-out"' not in http.get("/playground/").text  # nobody signs in here
         assert http.get("/playground/static/nothing.js").status_code == 404
 
 

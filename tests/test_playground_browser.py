@@ -153,6 +153,30 @@ def test_an_answer_streams_in_bit_by_bit_with_its_cost_and_stays_for_the_session
     only_from(page, server.url)
 
 
+def test_the_page_cannot_read_its_session_and_signing_out_ends_it(
+    serve: Serve, emu: Emulator, page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    server = serve()
+    sign_in(page, server.url)
+    assert page.evaluate("() => document.cookie") == ""  # HttpOnly: no script sees the session
+    (session,) = page.context.cookies()
+    assert (
+        session["httpOnly"] and session["sameSite"] == "Strict" and CLIENT_KEY not in str(session)
+    )
+    emu.queue(Reply.turn(Turn.text("Signed in.")))
+    ask(page, "anthropic", "Hello?")
+    watch(page, lambda text: text == "Signed in.")
+    page.click("#sign-out button")
+    expect(page.locator("input[name=key]")).to_be_visible()  # the sign-in form again
+    assert page.context.cookies() == []
+    # the old session id, put back by hand, opens nothing: the server forgot it
+    page.context.add_cookies([session])
+    assert page.goto(server.url + "/playground/").status == 401
+    only_from(page, server.url)
+
+
 def test_stop_cancels_the_upstream_call(serve: Serve, emu: Emulator, page: Any) -> None:
     from playwright.sync_api import expect
 
@@ -259,7 +283,11 @@ def test_a_dropped_connection_resumes_without_a_lost_or_doubled_character(
         assert all(STORY.startswith(text) for text in states), states
         assert [len(text) for text in states] == sorted({len(text) for text in states})
         assert answer(page) == STORY
-        resumes = [line for line in proxy.request_lines if line.startswith("GET /v1/streams/")]
+        resumes = [
+            line
+            for line in proxy.request_lines
+            if line.startswith("GET /playground/api/v1/streams/")
+        ]
         assert resumes, proxy.request_lines  # it came back through the server's resume
         page.wait_for_selector(".turn.assistant .cost")
         screenshot(page, "resumed")

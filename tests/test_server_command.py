@@ -172,6 +172,33 @@ def test_a_port_in_use_is_status_2(config_file: Path) -> None:
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
 
 
+def test_a_bad_catalogue_file_stops_the_server_before_it_listens(
+    config_file: Path, tmp_path: Path
+) -> None:
+    """Every finished stream is costed with the catalogue: a broken MODELSTREAM_MODELS file is
+    one line and status 2 at start, not an error on every stream later."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text(
+        '[models."x"]\nprovider = "p"\nprotocols = ["openai-chat"]\ninput = ["text"]\n'
+        'output = ["text"]\nthinks = false\n[models."x".price]\ncurrency = "USD"\n'
+        'input = nan\noutput = 1\nas_of = 2026-11-30\nsource = "https://example.com"\n'
+    )
+    env = {**os.environ, UPSTREAM_KEY_ENV: UPSTREAM_KEY, CLIENT_KEY_ENV: CLIENT_KEY}
+    env["MODELSTREAM_MODELS"] = str(prices)
+    done = subprocess.run(
+        [sys.executable, "-m", "modelstream.server", "--config", str(config_file), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
+
+    assert done.returncode == 2
+    assert done.stderr.startswith("modelstream serve: error: ")
+    assert "prices.toml" in done.stderr and "finite" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_the_serve_parser_plugs_into_the_modelstream_command() -> None:
     parser = argparse.ArgumentParser(prog="modelstream")
     add_parser(parser.add_subparsers(dest="command"))

@@ -86,3 +86,38 @@ def test_a_served_turn_records_the_protocol_its_model_routes_to_and_its_cost(ser
     assert (turn.client_type, turn.provider) == ("anthropic-messages", "anthropic")
     # claude-sonnet-4-5: $3 input and $15 output per million tokens
     assert turn.cost is not None and turn.cost["total"] == "0.0045"
+
+
+def test_aws_credentials_a_served_model_echoes_are_masked_in_its_trace(
+    serve, emu, tmp_path, monkeypatch
+):
+    """A Bedrock model signed with the environment's AWS credentials (no api_key): what the
+    upstream repeats of them reaches the caller but never the server's trace."""
+    key_id, secret, token = "AKIAEXAMPLEKEYID0001", "wJalrXUtnFEMIexampleSecretKey0001", "IQo" * 20
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.setenv("AWS_SESSION_TOKEN", token)
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    # the environment's credentials go only where the environment points them
+    monkeypatch.setenv("BEDROCK_BASE_URL", emu.base_url("bedrock-converse-stream"))
+    nova = {
+        "server_model_id": "nova",
+        "model": "us.amazon.nova-lite-v1:0",
+        "platform": {"name": "bedrock", "region": "us-east-1"},
+        "max_attempts": 1,
+    }
+    echoed = f"You sent {key_id} with {secret} and {token} ."
+    emu.queue(Reply.turn(Turn.text(echoed)))
+    path = tmp_path / "served.sqlite3"
+    server = serve(traces=str(path), models=[nova])
+    with httpx.Client(base_url=server.url) as http:
+        stream = post_stream(http, stream_body("nova", "what did I send?"))
+    server.stop()
+
+    seen = "".join(e["content_items"][0].get("text", "") for e in stream.events[:-1])
+    assert key_id in seen  # the caller's own answer is not masked
+    (turn,) = TraceStore(path).get_trace(f"{CALLER}/{stream.response_id}")
+    assert turn.items == [{"type": "text.done", "text": "You sent *** with *** and *** ."}]
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("served"))
+    for credential in (key_id, secret, token):
+        assert credential.encode() not in stored

@@ -3,16 +3,25 @@
     GET  /playground/                     the page (static/index.html, app.js, style.css)
     GET  /playground/static/{name}        its script and style sheet
     POST /playground/login                a key from the sign-in form: a session cookie
+    POST /playground/logout               end the session, here and in the browser
+    POST /playground/api/v1/stream        the server's POST /v1/stream, as the session's key
+    GET  /playground/api/v1/streams/{id}  the server's resume (`Last-Event-ID`), likewise
+    GET  /playground/api/v1/models        the server's model list, likewise
     POST /playground/api/cost             {"model", "usage", "at_ms"}: the turn's cost
     POST /playground/api/stop/{response_id}   cancel a running stream's upstream call now
 
-The page talks to `POST /v1/stream` and resumes with `GET /v1/streams/{id}` + `Last-Event-ID`
-like any client, so it adds no second wire. Its own routes need the server's key too. A browser
-cannot send a bearer header when it loads a page, so on a server with keys the page and its
-assets are served only to a request that carries a key in `Authorization` or in the session
-cookie the sign-in form sets (SameSite=Strict, so no other site's page can use it); without one
-the sign-in form is all there is. The script reads the key from that cookie to send it as the
-bearer key of its API calls. On an open server (no keys) everything is open, as the API is.
+A browser cannot send a bearer header when it loads a page, so on a server with keys the sign-in
+form trades a key for a session (`sessions.py`): a random id in an HttpOnly, SameSite=Strict
+cookie sent only to `/playground` paths, and the key kept in the server's memory. The page and
+these routes take that session or a bearer key; without either the sign-in form is all there is.
+The page's API calls go to `/playground/api/v1/...`, which hand the request to the server's own
+route with the session's key as its bearer key: the same routes and wire as any client, and a
+stream the page starts belongs to that key. On an open server (no keys) everything is open, as
+the API is.
+
+A state-changing request sent by another site's page (`Origin`, `Sec-Fetch-Site`) is a 403, and
+any request for a `Host` the server does not answer is a 421 (`..hosts`), keys or not: a cookie
+would otherwise let a page elsewhere act as the person signed in.
 
 Every response forbids anything from elsewhere (CSP: scripts, styles, connections and images
 from this origin only, plus `data:`/`blob:` images and audio the page makes itself).
@@ -20,6 +29,7 @@ from this origin only, plus `data:`/`blob:` images and audio the page makes itse
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.resources import files
 from typing import Any
 from urllib.parse import parse_qs
@@ -28,19 +38,29 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route, Router
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..catalogue import default_catalogue
 from ..catalogue.cost import cost_of_turn
+from ..client.credentials import Secret
+from ..errors import PermissionDeniedError
+from ..hosts import HostPolicy, host_checked
 from ..pages import ASSET_TYPES, page_assets, with_page_headers
 from ..server import wire
 from ..server.auth import BearerKeys
 from ..server.config import ServerSettings
 from ..server.errors import Refusal, invalid_request, not_found, unauthorized
 from ..server.limits import read_body
+from .sessions import SessionStore, cross_site
 
-COOKIE = "modelstream_playground_key"
+COOKIE = "modelstream_playground_session"
 MAX_SMALL_BODY = 64 * 1024  # the sign-in form holds one key; a cost request, one usage
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+# the sign-out button, left out of the page on an open server (nobody signs in there)
+SIGN_OUT = (
+    b'<form id="sign-out" method="post" action="logout">'
+    b'<button type="submit">Sign out</button></form>'
+)
 
 # nothing from elsewhere; images and audio the page makes itself (data:, blob:)
 CONTENT_SECURITY_POLICY = (
@@ -50,23 +70,30 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
-def create_playground(settings: ServerSettings) -> ASGIApp:
+def create_playground(settings: ServerSettings, hosts: HostPolicy | None = None) -> ASGIApp:
     """The playground's routes, to mount at `/playground` in the server's app (it reads the
-    server's `StreamRelay` from `app.state.relay` to stop a stream)."""
+    server's `StreamRelay` from `app.state.relay` to stop a stream, and hands its API calls to
+    the server's app). `hosts`: the `Host` names it answers (default: loopback and
+    `settings.allowed_hosts`)."""
     keys = BearerKeys(settings.keys)
+    if hosts is None:
+        hosts = HostPolicy.for_listener(None, settings.allowed_hosts)
+    sessions = SessionStore(settings.playground_session_seconds)
     static = page_assets(__package__)
+    if keys.open:
+        static["index.html"] = static["index.html"].replace(SIGN_OUT, b"")
     sign_in = (files(__package__) / "static" / "login.html").read_bytes()
     wrong_key = sign_in.replace(
         b"<!-- wrong key -->", b"<p><strong>That is not one of this server's keys.</strong></p>"
     )
 
     def authorization(request: Request) -> str | None:
-        """The request's key as an `Authorization` value: the header, else the cookie."""
+        """The request's key as an `Authorization` value: the header, else the session's."""
         header = request.headers.get("authorization")
         if header is not None:
             return header
-        cookie = request.cookies.get(COOKIE)
-        return None if cookie is None else f"Bearer {cookie}"
+        key = sessions.key(request.cookies.get(COOKIE))
+        return None if key is None else f"Bearer {key.reveal()}"
 
     def page(request: Request) -> Response:
         name = request.path_params.get("name", "index.html")
@@ -80,7 +107,7 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
 
     async def login(request: Request) -> Response:
         try:
-            body = await read_body(request, MAX_SMALL_BODY)
+            body = await read_body(request, MAX_SMALL_BODY, settings.limits.body_timeout_seconds)
         except Refusal as refusal:
             return _refused(refusal)
         key = (parse_qs(body.decode("utf-8", "replace")).get("key") or [""])[0].strip()
@@ -88,23 +115,30 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
             return Response(wrong_key, 401, media_type=ASSET_TYPES["index.html"])
         response = RedirectResponse("./", status_code=303)
         if not keys.open:
-            # a session cookie (gone when the browser closes), sent to the playground's paths
-            # only, never by another site's page; the script reads it, so not HttpOnly
-            path = request.scope.get("root_path") or "/"  # where the playground is mounted
-            response.set_cookie(COOKIE, key, path=path, samesite="strict", httponly=False)
+            sessions.close(request.cookies.get(COOKIE))  # a second sign-in replaces the first
+            # no Max-Age: the browser forgets it when it closes; the server after the lifetime
+            set_session_cookie(request, response, sessions.open(Secret(key)))
+        return response
+
+    async def logout(request: Request) -> Response:
+        sessions.close(request.cookies.get(COOKIE))
+        response = RedirectResponse("./", status_code=303)
+        set_session_cookie(request, response, None)
         return response
 
     def check_key(request: Request) -> str | None:
         """The caller's key hash (None on an open server), or a 401 `Refusal`."""
-        authorization = request.headers.get("authorization")
-        if not keys.allows(authorization):
+        given = authorization(request)
+        if not keys.allows(given):
             raise unauthorized()
-        return keys.holder(authorization)
+        return keys.holder(given)
 
     async def cost(request: Request) -> Response:
         try:
             check_key(request)
-            asked = wire.json_object(await read_body(request, MAX_SMALL_BODY))
+            asked = wire.json_object(
+                await read_body(request, MAX_SMALL_BODY, settings.limits.body_timeout_seconds)
+            )
             model = asked.get("model")
             entry = settings.model(model) if isinstance(model, str) else None
             usage, at_ms = asked.get("usage"), asked.get("at_ms")
@@ -141,16 +175,88 @@ def create_playground(settings: ServerSettings) -> ASGIApp:
         return _json({"stopped": relay.stop(response_id)})
 
     # a Router, not an app: `request.app` stays the server's, whose state holds the relay
+    to_server = ServerRoute(authorization)
     router = Router(
         routes=[
             Route("/", page, methods=["GET"]),
             Route("/static/{name}", page, methods=["GET"]),
             Route("/login", login, methods=["POST"]),
+            Route("/logout", logout, methods=["POST"]),
+            Route("/api/v1/stream", to_server, methods=["POST"]),
+            Route("/api/v1/streams/{response_id}", to_server, methods=["GET"]),
+            Route("/api/v1/models", to_server, methods=["GET"]),
             Route("/api/cost", cost, methods=["POST"]),
             Route("/api/stop/{response_id}", stop, methods=["POST"]),
         ]
     )
-    return with_page_headers(router, CONTENT_SECURITY_POLICY)
+    checked = host_checked(same_site_only(router), hosts=hosts)
+    return with_page_headers(checked, CONTENT_SECURITY_POLICY)
+
+
+def set_session_cookie(request: Request, response: Response, session_id: str | None) -> None:
+    """The session cookie (None: its removal): sent only to the playground's paths, never with
+    a request another site's page makes, out of reach of scripts, and over https only when the
+    page came over https."""
+    path = request.scope.get("root_path") or "/"  # where the playground is mounted
+    secure = request.url.scheme == "https"
+    if session_id is None:
+        response.delete_cookie(COOKIE, path=path, secure=secure, httponly=True, samesite="strict")
+    else:
+        response.set_cookie(
+            COOKIE, session_id, path=path, secure=secure, httponly=True, samesite="strict"
+        )
+
+
+class ServerRoute:
+    """The server's own route for a playground API path (`/api/v1/stream` -> `/v1/stream`),
+    called with the session's key as the bearer key: the page uses the server's API as any
+    client does, without ever holding the key."""
+
+    def __init__(self, authorization: Callable[[Request], str | None]) -> None:
+        self._authorization = authorization
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        given = self._authorization(Request(scope))
+        headers = [
+            (name, value)
+            for name, value in scope["headers"]
+            if name not in (b"cookie", b"authorization")  # the session id goes no further
+        ]
+        if given is not None:
+            headers.append((b"authorization", given.encode("latin-1")))
+        outer = scope.get("app_root_path", "")  # where the server's app is mounted
+        path = outer + "/v1" + scope["path"][len(scope["root_path"]) :].removeprefix("/api/v1")
+        forwarded = {k: v for k, v in scope.items() if k not in ("path_params", "endpoint")}
+        forwarded.update(path=path, raw_path=path.encode(), root_path=outer, headers=headers)
+        await scope["app"](forwarded, receive, send)  # the server's app (Starlette sets it)
+
+
+def same_site_only(app: ASGIApp) -> ASGIApp:
+    """`app`, answering a state-changing request sent by another site's page with a 403: the
+    browser would have sent the session cookie with it."""
+
+    async def checked(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] not in SAFE_METHODS:
+            request = Request(scope)
+            reason = cross_site(
+                sec_fetch_site=request.headers.get("sec-fetch-site"),
+                origin=request.headers.get("origin"),
+                scheme=scope["scheme"],
+                host=request.headers.get("host"),
+            )
+            if reason is not None:
+                message = (
+                    f"the playground takes this request only from its own page: {reason}; "
+                    "open the playground at this server's address and use it there"
+                )
+                refusal = Refusal(
+                    403, PermissionDeniedError.__name__, message, outcome="cross_site"
+                )
+                await _refused(refusal)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return checked
 
 
 def _json(value: Any, status: int = 200) -> Response:

@@ -23,14 +23,15 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from ..errors import ModelstreamError
+from ..hosts import HostPolicy, host_checked
 from ..playground import create_playground
 from ..protocols.common.fidelity_seal import FidelitySeal
 from . import wire
 from .auth import BearerKeys
-from .config import ServerSettings
-from .errors import Refusal, bad_input, invalid_request, not_found, unauthorized
+from .config import ModelEntry, ServerSettings
+from .errors import Refusal, bad_input, not_found, unauthorized, unexpected_shape
 from .gateway import Gateway
-from .limits import read_body
+from .limits import off_loop, read_body
 from .logs import hide_response_ids
 from .metrics import CONTENT_TYPE, ServerMetrics
 from .request_policy import check_upstream_request
@@ -43,8 +44,11 @@ log = logging.getLogger("modelstream.server")
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 
-def create_app(settings: ServerSettings, *, store: StreamStore | None = None) -> Starlette:
-    """The server as an ASGI app; `store` defaults to a `MemoryStore` sized by the limits."""
+def create_app(
+    settings: ServerSettings, *, store: StreamStore | None = None, bound_host: str | None = None
+) -> Starlette:
+    """The server as an ASGI app; `store` defaults to a `MemoryStore` sized by the limits.
+    `bound_host`: the address it listens on, for the `Host` check (None: a loopback one)."""
     if store is None:
         store = MemoryStore(
             max_events_per_stream=settings.limits.max_events_per_stream,
@@ -53,6 +57,7 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
     metrics = ServerMetrics()
     relay = StreamRelay(settings, store, metrics)
     keys = BearerKeys(settings.keys)
+    hosts = HostPolicy.for_listener(bound_host, settings.allowed_hosts)
     key = settings.fidelity_key
     seal = FidelitySeal(key.reveal().encode()) if key is not None else FidelitySeal.random()
     gateway = Gateway(settings, relay, keys, metrics, seal)
@@ -73,30 +78,35 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
         with relay.arrival():
             return await start_stream(request)
 
+    def checked_call(body: bytes, caller: str | None) -> tuple[wire.StreamRequest, ModelEntry]:
+        """The stream request of a body, its model, and the upstream policy's checks: no IO,
+        so a large body runs it in a worker thread (`off_loop`)."""
+        call = replace(wire.parse_stream_request(body), caller=caller)
+        entry = settings.model(call.model)
+        if entry is None:
+            raise not_found(
+                f"the model {call.model!r} is not served here; GET /v1/models lists "
+                "the models this server serves",
+                outcome="unknown_model",
+            )
+        check_upstream_request(entry, call.messages, call.config)
+        return call, entry
+
     async def start_stream(request: Request) -> Response:
         try:
             caller = check_key(request)
-            body = await read_body(request, settings.limits.max_body_bytes)
+            body = await read_body(
+                request, settings.limits.max_body_bytes, settings.limits.body_timeout_seconds
+            )
             try:
-                call = wire.parse_stream_request(body)
-                call = replace(call, caller=caller)
-                entry = settings.model(call.model)
-                if entry is None:
-                    raise not_found(
-                        f"the model {call.model!r} is not served here; GET /v1/models lists "
-                        "the models this server serves",
-                        outcome="unknown_model",
-                    )
-                check_upstream_request(entry, call.messages, call.config)
-                response_id = await relay.start(entry, call)
+                call, entry = await off_loop(len(body), checked_call, body, caller)
+                response_id = await relay.start(entry, call, len(body))
             except ModelstreamError as exc:  # messages or config the upstream cannot take
                 raise bad_input(exc) from None
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                # an encoder met a shape it does not expect: still the request's fault
-                raise invalid_request(
-                    "the messages or config have an unexpected shape "
-                    f"({type(exc).__name__}: {exc}); see docs/protocol.md for the message format"
-                ) from None
+                # an encoder met a shape it does not expect: still the request's fault (JSON
+                # nested too deep for Python's recursion never gets here: wire.json_object)
+                raise unexpected_shape(exc) from None
         except Refusal as refusal:
             return refused("stream", refusal)
         return EventStreamResponse(
@@ -194,11 +204,13 @@ def create_app(settings: ServerSettings, *, store: StreamStore | None = None) ->
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics_text, methods=["GET"]),
             *gateway_routes,
-            Mount("/playground", create_playground(settings)),
+            Mount("/playground", create_playground(settings, hosts)),
         ],
         exception_handlers={HTTPException: http_error, Exception: server_error},
         lifespan=lifespan,
     )
+    if keys.open:  # DNS rebinding; with keys, such a page lacks one (docs/server.md#host-names)
+        app.add_middleware(host_checked, hosts=hosts, exempt=("/healthz", "/metrics"))
     app.state.relay = relay
     app.state.metrics = metrics
     app.state.store = store

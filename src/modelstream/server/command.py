@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import Any
 
+from ..catalogue import CatalogueError, default_catalogue
 from ..cli.exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..errors import ModelstreamError
 from .config import ServerConfigError, ServerSettings, load_settings
@@ -86,12 +87,19 @@ def serve_settings(
         import uvicorn
 
         from .app import create_app
+        from .limits import connection_protocol
+
+        protocol = connection_protocol(settings.limits)
     except ImportError as exc:
         return _usage(
             f"the {command} command needs the 'server' extra ({exc.name} is missing): "
             "pip install 'modelstream[server]'",
             command,
         )
+    try:  # the price list every finished stream is costed with: a bad file stops us here
+        default_catalogue()
+    except CatalogueError as exc:
+        return _usage(str(exc), command)
     try:
         sock = _bind(args.host, args.port)
     except OSError as exc:
@@ -121,7 +129,10 @@ def serve_settings(
     if ready is not None:
         ready(url)
     config = uvicorn.Config(
-        create_app(settings, store=store),
+        create_app(settings, store=store, bound_host=host),
+        # uvicorn's protocol with deadlines for headers, a bound on open connections and on
+        # header bytes, none of which uvicorn has (limits.connection_protocol says why)
+        http=protocol,
         log_level=args.log_level,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         proxy_headers=False,

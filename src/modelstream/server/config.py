@@ -23,6 +23,7 @@ from ..client.platforms import Platform, platform_of
 from ..client.prepare import endpoint_for
 from ..client.routing import resolve_route
 from ..errors import ConfigurationError
+from ..hosts import allowed_name
 from ..protocols import protocol_named
 from ..traces.store import TraceLimits
 
@@ -30,6 +31,7 @@ _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 _TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seconds"}
 _TOP_KEYS |= {"retain_seconds", "traces", "trace_limits", "fidelity_key"}
+_TOP_KEYS |= {"allowed_hosts", "playground_session_seconds"}
 _MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
 _MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body", "platform"}
 _MODEL_KEYS |= {"allow_selectors"}
@@ -62,12 +64,22 @@ class ModelEntry:
 
 @dataclass(frozen=True)
 class Limits:
-    """Caps that keep one server's memory and upstream spend bounded."""
+    """Caps that keep one server's memory, connections and upstream spend bounded, and one
+    caller from taking all of them (docs/server.md#limits-and-exposure)."""
 
     max_body_bytes: int = 4 * 1024 * 1024
     max_concurrent_streams: int = 64
     max_events_per_stream: int = 100_000
     max_store_bytes: int = 256 * 1024 * 1024
+    # streams one bearer key may run at once; None: half of max_concurrent_streams when the
+    # server has several keys, no cap of its own with one key or none (`limits.per_key_limit`)
+    max_streams_per_key: int | None = None
+    max_connections: int = 1024  # open client connections; past it one is answered 503, closed
+    max_header_bytes: int = 64 * 1024  # a request's line and headers
+    # from a connection's opening (a kept-alive one: its next request's first byte) to the end
+    # of the request's headers
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 60.0  # from a request's headers' end to its body's end
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,10 @@ class ServerSettings:
     # the key that seals fidelity crossing wires (docs/gateway.md); None: one per process,
     # so set it when several instances serve one client
     fidelity_key: Secret | None = field(default=None, repr=False)
+    # Host names answered besides the loopback names and the bound address, where a Host is
+    # checked (an open server; the playground): docs/server.md#host-names
+    allowed_hosts: tuple[str, ...] = ()
+    playground_session_seconds: float = 12 * 3600.0  # a playground sign-in lasts this long
 
     @property
     def open(self) -> bool:
@@ -143,11 +159,11 @@ def settings_from_mapping(data: Mapping[str, Any], env: Mapping[str, str]) -> Se
     if not isinstance(limits_raw, dict):
         raise ServerConfigError("'limits' must be a table")
     _no_unknown(limits_raw, set(Limits.__dataclass_fields__), "limits")
-    defaults = Limits()
     limits = Limits(
         **{
-            name: _number(limits_raw, name, getattr(defaults, name), "limits", integer=True)
+            name: _number(limits_raw, name, 0, "limits", integer=not name.endswith("_seconds"))
             for name in Limits.__dataclass_fields__
+            if name in limits_raw  # the others keep their defaults
         }
     )
     base = ServerSettings(models=models)
@@ -167,6 +183,10 @@ def settings_from_mapping(data: Mapping[str, Any], env: Mapping[str, str]) -> Se
         traces=_traces(data),
         trace_limits=_trace_limits(data),
         fidelity_key=_fidelity_key(data, env),
+        allowed_hosts=_allowed_hosts(data),
+        playground_session_seconds=_number(
+            data, "playground_session_seconds", base.playground_session_seconds, "the config"
+        ),
     )
 
 
@@ -177,6 +197,18 @@ def _fidelity_key(data: Mapping[str, Any], env: Mapping[str, str]) -> Secret | N
     if len(secret.reveal().encode()) < 16:
         raise ServerConfigError(f"fidelity_key: {name} must hold at least 16 bytes (random)")
     return secret
+
+
+def _allowed_hosts(data: Mapping[str, Any]) -> tuple[str, ...]:
+    value = data.get("allowed_hosts", [])
+    listed = value if isinstance(value, list) else [None]
+    names = [allowed_name(v) if isinstance(v, str) else None for v in listed]
+    if None in names:
+        raise ServerConfigError(
+            "'allowed_hosts' must be a list of host names or addresses, without a scheme or a "
+            'port, e.g. ["proxy.example"] ("*" answers any)'
+        )
+    return tuple(name for name in names if name is not None)
 
 
 def _traces(data: Mapping[str, Any]) -> str | bool | None:

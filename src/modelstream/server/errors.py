@@ -5,11 +5,14 @@ refusal's type is the error class a modelstream client raises for its status whe
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import AuthenticationError, ModelstreamError, NotFoundError
 from ..jsonwire import error_object
+
+log = logging.getLogger("modelstream.server")
 
 
 class Refusal(Exception):
@@ -58,6 +61,17 @@ def bad_input(exc: ModelstreamError) -> Refusal:
     body: dict[str, Any] = error_object(exc)["error"]
     error_type, message = body.pop("type"), body.pop("message")
     return Refusal(400, error_type, message, outcome="invalid_request", fields=body)
+
+
+def unexpected_shape(exc: Exception) -> Refusal:
+    """A 400 for a request an encoder could not handle (a shape the checks let through): the
+    request's fault, told without Python's words for it; the operator's log gets the error's
+    type (never the request's content)."""
+    log.warning("a request of an unexpected shape: encoding it raised %s", type(exc).__name__)
+    return invalid_request(
+        "the messages or config have a shape the server cannot encode for this model; see "
+        "docs/protocol.md for the message format"
+    )
 
 
 def store_unavailable() -> Refusal:

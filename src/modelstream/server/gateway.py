@@ -50,8 +50,15 @@ from ..types import Config, DoneItem, Message
 from . import wire
 from .auth import BearerKeys
 from .config import ModelEntry, ServerSettings
-from .errors import Refusal, bad_input, invalid_request, not_found, store_unavailable
-from .limits import read_body
+from .errors import (
+    Refusal,
+    bad_input,
+    invalid_request,
+    not_found,
+    store_unavailable,
+    unexpected_shape,
+)
+from .limits import off_loop, read_body
 from .logs import stream_ref
 from .metrics import ServerMetrics
 from .request_policy import check_upstream_request
@@ -161,7 +168,7 @@ class Gateway:
             async def count_tokens(request: Request) -> Response:
                 try:
                     self.caller(wire_, request)
-                    inbound = await self._inbound(wire_, route, request)
+                    inbound, _ = await self._inbound(wire_, route, request)
                 except Refusal as refusal:
                     return self._refused(name, wire_, refusal)
                 estimate = estimate_input_tokens(inbound.messages, inbound.config)
@@ -209,15 +216,21 @@ class Gateway:
 
     async def _inbound(
         self, wire_: GatewayWire, route: GatewayRoute, request: Request
-    ) -> InboundRequest:
-        body = await read_body(request, self.settings.limits.max_body_bytes)
-        data = wire.json_object(body)
+    ) -> tuple[InboundRequest, int]:
+        """The request decoded from the caller's wire, and the size of the body it came in (a
+        large one is parsed and decoded in a worker thread: `limits.off_loop`)."""
+        limits = self.settings.limits
+        body = await read_body(request, limits.max_body_bytes, limits.body_timeout_seconds)
         call = InboundCall(
             route,
             dict(request.path_params),
             dict(request.query_params),
             {k.lower(): v for k, v in request.headers.items()},
         )
+        return await off_loop(len(body), self._decode, wire_, call, body), len(body)
+
+    def _decode(self, wire_: GatewayWire, call: InboundCall, body: bytes) -> InboundRequest:
+        data = wire.json_object(body)
         try:
             return wire_.decode_request(data, call, self.seal)
         except InboundRequestError as exc:
@@ -280,7 +293,7 @@ class Gateway:
         """The checks, then the stream's start: its writer's context, or the refusal."""
         try:
             caller = self.caller(wire_, request)
-            inbound = await self._inbound(wire_, route, request)
+            inbound, size = await self._inbound(wire_, route, request)
             entry = self.settings.model(inbound.model)
             if entry is None:
                 raise not_found(
@@ -296,15 +309,13 @@ class Gateway:
             created = int(time.time())
             meta = self._meta(name, inbound, upstream, created, messages)
             try:
-                check_upstream_request(entry, messages, config)
+                await off_loop(size, check_upstream_request, entry, messages, config)
                 call = wire.StreamRequest(inbound.model, messages, config, caller, meta)
-                response_id = await self.relay.start(entry, call)
+                response_id = await self.relay.start(entry, call, size)
             except ModelstreamError as exc:
                 raise bad_input(exc) from None
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise invalid_request(
-                    f"the request has an unexpected shape ({type(exc).__name__}: {exc})"
-                ) from None
+                raise unexpected_shape(exc) from None
         except Refusal as refusal:
             return self._refused(name, wire_, refusal)
         return WriteContext(

@@ -24,7 +24,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -42,7 +42,7 @@ from ..types import Usage
 from . import wire
 from .config import ModelEntry, ServerSettings
 from .errors import Refusal, StreamCancelledError, abandoned, shutting_down, store_unavailable
-from .limits import StreamSlots
+from .limits import StreamSlots, off_loop, per_key_limit
 from .logs import stream_ref
 from .masking import KeyMask
 from .metrics import ServerMetrics
@@ -112,7 +112,8 @@ class StreamRelay:
         self.settings = settings
         self.store = store
         self.metrics = metrics
-        self.slots = StreamSlots(settings.limits.max_concurrent_streams)
+        per_key = per_key_limit(settings.limits, len(settings.keys))
+        self.slots = StreamSlots(settings.limits.max_concurrent_streams, per_key)
         self._shards: dict[str, list[_Shard]] = {}  # per served model
         self._clients: list[AsyncClient] = []
         self._pools: list[httpx.AsyncClient] = []  # the clients' connection pools
@@ -200,22 +201,26 @@ class StreamRelay:
 
     # --- producing --------------------------------------------------------------------------
 
-    async def start(self, entry: ModelEntry, request: StreamRequest) -> str:
-        """Plan the upstream call (raising the library's errors for bad messages or config),
-        take a slot (or a 429 `Refusal`), register the stream for its caller's key hash and start
-        its producer."""
+    async def start(self, entry: ModelEntry, request: StreamRequest, body_size: int = 0) -> str:
+        """Take a slot for the caller (or a 429 `Refusal`), plan the upstream call (raising the
+        library's errors for bad messages or config; in a worker thread when the request came
+        in a large body of `body_size` bytes: `limits.off_loop`), register the stream for its
+        caller's key hash and start its producer."""
+        caller = request.caller
+        self.slots.acquire(caller)
         shard = self._shard(entry)
-        stream = shard.client.stream(request.messages, request.config)
-        self.slots.acquire()
-        # counted before the store's await: the starts that run meanwhile see this pool's
-        # stream, so none is handed a pool with no free connection (it would wait in the pool
-        # for another stream to end)
+        # counted before the awaits: the starts that run meanwhile see this pool's stream, so
+        # none is handed a pool with no free connection (it would wait in the pool for another
+        # stream to end)
         shard.streams += 1
         response_id = wire.new_response_id()
         try:
-            await self.store.create(response_id, _owner_record(request.caller or "", request.meta))
+            stream = await off_loop(
+                body_size, shard.client.stream, request.messages, request.config
+            )
+            await self.store.create(response_id, _owner_record(caller or "", request.meta))
         except BaseException as exc:
-            self.slots.release()
+            self.slots.release(caller)
             shard.release()
             if isinstance(exc, StoreFullError):
                 raise Refusal(
@@ -230,9 +235,9 @@ class StreamRelay:
             raise
         self.metrics.in_flight.inc()
         self.starting += 1
-        recorder = self._recorder(entry, request, response_id)
+        recorder = self._recorder(entry, request, response_id, shard.client.redact)
         task = asyncio.create_task(
-            self._produce(response_id, entry, stream, time.monotonic(), recorder)
+            self._produce(response_id, entry, stream, caller, time.monotonic(), recorder)
         )
         task.add_done_callback(shard.release)
         self._tasks.add(task)
@@ -240,10 +245,15 @@ class StreamRelay:
         return response_id
 
     def _recorder(
-        self, entry: ModelEntry, request: StreamRequest, response_id: str
+        self,
+        entry: ModelEntry,
+        request: StreamRequest,
+        response_id: str,
+        redact: Callable[[str], str],
     ) -> TurnRecorder | None:
         """Every served turn is traced: under the caller's trace_id, else its response id, in
-        the namespace of the caller's key (`<key hash>/<id>`), so no key adds to another's."""
+        the namespace of the caller's key (`<key hash>/<id>`), so no key adds to another's;
+        `redact` is the upstream client's (its key, or a platform's AWS or Google credentials)."""
         if not self._trace_sinks:
             return None
         trace_id = request.config.get("trace_id")
@@ -258,7 +268,7 @@ class StreamRelay:
             provider=entry.provider,
             config=request.config,
             messages=request.messages,
-            secrets=(entry.api_key.reveal(),) if entry.api_key else (),
+            redact=redact,
         )
 
     async def _produce(
@@ -266,6 +276,7 @@ class StreamRelay:
         response_id: str,
         entry: ModelEntry,
         stream: AsyncEventStream,
+        caller: str | None,
         started: float,
         recorder: TurnRecorder | None = None,
     ) -> None:
@@ -285,6 +296,7 @@ class StreamRelay:
         finally:
             # the upstream call is over: free its slot before readers can see the end
             self._pumps.pop(response_id, None)
+            self.slots.release(caller)
             if progress.first_event_at is None:
                 self._started(progress)
             self._account(response_id, entry, progress, terminal, started)
@@ -336,7 +348,6 @@ class StreamRelay:
         terminal: bytes | None,
         started: float,
     ) -> None:
-        self.slots.release()
         self.metrics.in_flight.inc(amount=-1)
         elapsed = time.monotonic() - started
         outcome = progress.outcome(terminal)

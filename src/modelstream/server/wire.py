@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from .. import bounded_json
 from ..jsonwire import loads_messages
 from ..shapes import ShapeError, check_config, check_messages
 from ..types import Config, Message
@@ -61,10 +62,19 @@ class StreamRequest:
 
 
 def json_object(body: bytes, shape: str = "") -> dict[str, Any]:
-    """A request body that must be a JSON object (its `shape` named in the refusal); raises
-    `Refusal` (400) for anything else."""
+    """A request body that must be a JSON object (its `shape` named in the refusal), nested at
+    most `bounded_json.MAX_DEPTH` deep; raises `Refusal` (400) for anything else. Every body the
+    server parses goes through here: what reads it afterwards (a deep copy, an encoder, a schema
+    walk) recurses in Python, so a deeper body would end in a `RecursionError`."""
     try:
-        data = orjson.loads(body)
+        data = bounded_json.loads(body)
+    except bounded_json.JSONTooDeepError as exc:
+        raise invalid_request(
+            f"the request body nests objects and arrays more than {exc.limit} levels deep, the "
+            "server's limit; flatten what nests that deep (a tool's parameters schema, "
+            "provider fields)",
+            limit=exc.limit,
+        ) from None
     except orjson.JSONDecodeError as exc:
         raise invalid_request(f"the request body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):

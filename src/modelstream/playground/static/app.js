@@ -1,11 +1,12 @@
 // The modelstream playground: a chat page over the server's own API (docs/playground.md).
-// POST /v1/stream starts a turn; a dropped connection resumes with GET /v1/streams/{id} and
-// Last-Event-ID, so the answer goes on from the last event received, none twice, none lost.
-// Text is always put in with textContent, never parsed as HTML.
+// POST api/v1/stream starts a turn; a dropped connection resumes with GET api/v1/streams/{id}
+// and Last-Event-ID, so the answer goes on from the last event received, none twice, none lost.
+// Those api/v1/ routes are the server's /v1/ routes called with the signed-in session's key:
+// the page never sees the key (its session cookie is HttpOnly). Text is always put in with
+// textContent, never parsed as HTML.
 "use strict";
 
 const STORE = "modelstream.playground";
-const COOKIE = "modelstream_playground_key";
 const MAX_RECONNECTS = 20;
 
 const $ = (id) => document.getElementById(id);
@@ -24,19 +25,6 @@ function load() {
 
 function save() {
   sessionStorage.setItem(STORE, JSON.stringify(state));
-}
-
-function key() {
-  for (const part of document.cookie.split(";")) {
-    const [name, ...rest] = part.trim().split("=");
-    if (name === COOKIE) return decodeURIComponent(rest.join("=").replace(/^"|"$/g, ""));
-  }
-  return null;
-}
-
-function headers(extra = {}) {
-  const found = key();
-  return found ? { ...extra, authorization: `Bearer ${found}` } : extra;
 }
 
 function status(text) {
@@ -198,7 +186,7 @@ function stopEvent(message) {
   return { usage_metadata: message.usage_metadata, finish_reason: message.finish_reason };
 }
 
-// --- the wire: SSE over fetch (EventSource can neither POST nor send a bearer key) ----------
+// --- the wire: SSE over fetch (EventSource cannot POST) ------------------------------------
 
 // Splits a byte stream into SSE frames ({id, data}); comments (keep-alives) are dropped.
 function frames(onFrame) {
@@ -256,7 +244,7 @@ async function follow(turn, first) {
       throw new Error("the connection closed before the end");
     } catch (error) {
       if (error instanceof Refused) {
-        turn.view.error(error.detail); // 404: the stream ended too long ago; 401: a new key
+        turn.view.error(error.detail); // 404: the stream ended too long ago; 401: signed out
         return;
       }
       if (turn.controller.signal.aborted || attempt >= MAX_RECONNECTS) {
@@ -285,8 +273,8 @@ async function refusal(response) {
 
 function resume(turn) {
   const extra = turn.lastId ? { "last-event-id": turn.lastId } : {};
-  return fetch(`../v1/streams/${turn.rid}`, {
-    headers: headers(extra),
+  return fetch(`api/v1/streams/${turn.rid}`, {
+    headers: extra,
     signal: turn.controller.signal,
   });
 }
@@ -322,9 +310,9 @@ async function start() {
   status("streaming…");
   let response;
   try {
-    response = await fetch("../v1/stream", {
+    response = await fetch("api/v1/stream", {
       method: "POST",
-      headers: headers({ "content-type": "application/json" }),
+      headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
       signal: turn.controller.signal,
     });
@@ -362,7 +350,7 @@ async function cost(view) {
   try {
     const response = await fetch("api/cost", {
       method: "POST",
-      headers: headers({ "content-type": "application/json" }),
+      headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: state.model, usage: view.usage, at_ms: view.createdAt }),
     });
     const answer = await response.json();
@@ -383,7 +371,7 @@ async function stop() {
     turn.controller.abort(); // not started yet: the request itself is cancelled
     return;
   }
-  await fetch(`api/stop/${turn.rid}`, { method: "POST", headers: headers() });
+  await fetch(`api/stop/${turn.rid}`, { method: "POST" });
   // the stream now ends with its "stopped" error line, read by follow()
 }
 
@@ -448,9 +436,9 @@ function attach() {
 }
 
 async function models() {
-  const response = await fetch("../v1/models", { headers: headers() });
+  const response = await fetch("api/v1/models");
   if (!response.ok) {
-    status("the server refused the key: sign in again at /playground/");
+    status("the sign-in has ended (signed out or expired): reload the page to sign in again");
     return;
   }
   const list = (await response.json()).data;

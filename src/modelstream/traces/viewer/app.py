@@ -17,7 +17,8 @@ Query parameters are checked, not clamped: an unknown or repeated one, a search 
 
 It only reads the trace file and never fetches a URL: http(s) images in a trace are loaded by the
 browser, and only when the person clicks them. Requests must name a loopback host (or the host it
-was started on), so a web page elsewhere cannot read traces through DNS rebinding.
+was started on), so a web page elsewhere cannot read traces through DNS rebinding: the same check
+as the server's (`modelstream.hosts`), answered with a 400.
 """
 
 from __future__ import annotations
@@ -29,13 +30,12 @@ from typing import Any
 import orjson
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from ...hosts import LOOPBACK_NAMES, HostPolicy, host_checked
 from ...pages import ASSET_TYPES, page_assets, with_page_headers
 from ..store import TraceStore
 
@@ -43,7 +43,7 @@ MAX_QUERY = 200  # characters of a search
 MAX_LIMIT = 500  # traces in one listing
 MAX_OFFSET = 1_000_000_000  # traces skipped (SQLite takes 64-bit integers; a listing far fewer)
 MAX_TRACE_ID = 1_000  # characters of a trace id asked for
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+LOOPBACK_HOSTS = LOOPBACK_NAMES  # what `traces serve` allows, with the address it binds
 POLL_INTERVAL_S = 1.0  # how often a live page's connection checks the file for new turns
 KEEPALIVE_S = 15.0  # an SSE comment this often, so proxies and browsers keep the stream open
 
@@ -61,7 +61,8 @@ def create_app(
     allowed_hosts: Sequence[str] = LOOPBACK_HOSTS,
     poll_interval: float = POLL_INTERVAL_S,
 ) -> ASGIApp:
-    """The viewer over `store`; requests for any host but `allowed_hosts` get a 400."""
+    """The viewer over `store`; requests for any host but `allowed_hosts` (names or
+    addresses; `"*"`: any) get a 400."""
     static = page_assets(__package__)
 
     def page(request: Request) -> Response:
@@ -119,9 +120,11 @@ def create_app(
         Route("/api/trace", trace),
         Route("/api/updates", updates),
     ]
-    app = Starlette(
-        routes=routes,
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
+    app = host_checked(
+        Starlette(routes=routes),
+        hosts=HostPolicy.of(allowed_hosts),
+        status=400,
+        error_type="invalid_request",  # as the viewer's other 400s
     )
     return with_page_headers(app, _CONTENT_SECURITY_POLICY)
 
