@@ -4,7 +4,10 @@ No table of signatures: each protocol's own decoder reads the head of the body, 
 finds the most of the grammar in it (items, usage, a stop, or the protocol's own error event)
 wins. Every other decoder finds nothing in a body that is not its protocol's: their frames
 differ in shape (`choices`, `type: message_start`, `candidates`, AWS event-stream messages, ...).
-A tie, or nothing found by any, is no answer: the caller asks for `--protocol`.
+A tie, or nothing found by any, is no answer: the caller asks for `--protocol`. A body that is
+one JSON error document (a 200 that failed before its first event) is read by the decoder as the
+client reads it, so a protocol given for it finds its error; every protocol reads it alike, so
+recognition ties.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from ..errors import ProviderError, StreamError
 from ..framing import make_framer
 from ..protocols import REGISTRY, protocol_named
 from ..stream import StreamDecoder
+from ..types import Event
 
 HEAD_BYTES = 64 * 1024  # read before choosing: several frames of every known protocol
 _FRAMING_NAMES = {
@@ -23,19 +27,28 @@ _FRAMING_NAMES = {
 
 
 def grammar_found(protocol: str, head: bytes) -> int:
-    """How much of the grammar `protocol`'s decoder finds in `head`: a count of items, usages
-    and stops, plus one when it reads the protocol's own error event."""
+    """How much of the grammar `protocol`'s decoder finds in `head`, read as a whole body: a
+    count of items, usages and stops, plus one when it reads the protocol's own error (an error
+    event, or a body that is one error document, which the decoder reads at its end)."""
     decoder = StreamDecoder(protocol, lenient_frames=True)
     found = 0
     try:
-        for event in decoder.feed(head):
-            found += len(event["content_items"]) + (event["event_type"] == "stop")
-            found += event["usage_metadata"] is not None
+        found += _grammar_in(decoder.feed(head))
+        found += _grammar_in(decoder.end())
     except ProviderError:
-        found += 1  # an error event this protocol knows the shape of
+        found += 1  # an error this protocol knows the shape of
     except StreamError:
         pass  # what it read until then counts
     return found
+
+
+def _grammar_in(events: list[Event]) -> int:
+    return sum(
+        len(event["content_items"])
+        + (event["event_type"] == "stop")
+        + (event["usage_metadata"] is not None)
+        for event in events
+    )
 
 
 def recognize(head: bytes) -> str | None:

@@ -10,12 +10,9 @@ thinking dimmed, bytes and vectors are summed up when done).
 
 from __future__ import annotations
 
-from decimal import Decimal
-from typing import IO, Any, Literal, Protocol
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
 import orjson
-from rich.console import Console
-from rich.text import Text
 
 from .. import jsonwire
 from ..errors import (
@@ -28,6 +25,10 @@ from ..errors import (
 from ..items import BY_TYPE, Join, Kind, kind_of
 from ..results import PartialResponse, StreamMetadata
 from ..types import Event, Usage
+
+if TYPE_CHECKING:  # imported when the first pretty renderer is made (`_import_rich`)
+    from rich.console import Console
+    from rich.text import Text
 
 _USAGE_LABELS = (
     ("cached_tokens", "cached"),
@@ -60,7 +61,7 @@ class JsonlRenderer:
 
     def events(self, events: list[Event], metadata: StreamMetadata) -> None:
         if events:
-            self.out.write(b"".join(jsonwire.dumps(event) + b"\n" for event in events))
+            self.out.write(jsonwire.dumps_lines(events))
             self.out.flush()
 
     def stopped(self, metadata: StreamMetadata) -> None:
@@ -82,16 +83,29 @@ class JsonlRenderer:
         self.out.flush()
 
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        # Rich exits with status 1 here; let the command handle it like in the jsonl format.
-        self.quiet = True
-        raise BrokenPipeError
+def _import_rich() -> type[Console]:
+    """Rich, for this module's pretty half, imported once when it is first needed (JSON lines,
+    `replay --format jsonl` and `chat --json`, start without it: a fifth of their start-up).
+    Returns the console class `pretty_console` makes."""
+    console_class: type[Console] | None = globals().get("_Console")
+    if console_class is None:
+        from rich.console import Console
+        from rich.text import Text
+
+        class _Console(Console):
+            def on_broken_pipe(self) -> None:
+                # Rich exits with status 1 here; let the command handle it like in jsonl format.
+                self.quiet = True
+                raise BrokenPipeError
+
+        globals().update(Console=Console, Text=Text, _Console=_Console)
+        console_class = _Console
+    return console_class
 
 
 def pretty_console() -> Console:
     """Stdout for people: no markup or emoji codes read from model text, no highlighting."""
-    return _Console(highlight=False, markup=False, emoji=False)
+    return _import_rich()(highlight=False, markup=False, emoji=False)
 
 
 Summary = Literal["table", "line"]
@@ -107,6 +121,7 @@ class PrettyRenderer:
     def __init__(
         self, console: Console, label: str, protocol: str, *, summary: Summary = "table"
     ) -> None:
+        _import_rich()
         self.console = console
         self.label = label
         self.protocol = protocol
@@ -419,6 +434,8 @@ def _describe(key: str, value: Any) -> str:
 
 def _cost(usage: Usage | None, metadata: StreamMetadata) -> Text:
     """The turn's cost by the model catalogue; "unknown" (with why), never 0 for unknown."""
+    from decimal import Decimal
+
     from ..catalogue.cost import turn_cost  # read only when a turn ends
 
     cost = turn_cost(usage, metadata)

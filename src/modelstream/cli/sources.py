@@ -7,18 +7,19 @@ it recognized, so a wrong guess is seen and overridden.
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..protocols import PROTOCOLS
 from .exit_status import UsageError
 from .recognize import HEAD_BYTES, recognize
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 CHUNK_BYTES = 64 * 1024
 DEFAULT_SAMPLE = "anthropic-tool-call"
@@ -124,6 +125,8 @@ def _sidecar_protocol(sidecar: Path | Traversable) -> str:
 
 
 def _samples() -> Traversable:
+    import importlib.resources  # only for a sample: a file's replay starts without it
+
     return importlib.resources.files("modelstream").joinpath("samples")
 
 
