@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 import jiter
 import orjson
-from json_repair import repair_json
 
 RecoveryMode = Literal["repaired", "partial", "invalid"]
 
@@ -60,6 +59,10 @@ def recover(raw: str) -> tuple[dict[str, Any], RecoveryMode]:
             prefix = None
         if isinstance(prefix, dict):
             return prefix, "partial"
+    # imported here: only a lenient turn with broken arguments needs it, and its import costs
+    # more start-up time (~12 ms) than the rest of a `modelstream replay` of a short file
+    from json_repair import repair_json
+
     try:
         repaired = repair_json(raw, return_objects=True)
     except Exception:  # json-repair raises assorted errors on hopeless input
