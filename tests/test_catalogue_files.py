@@ -16,6 +16,7 @@ import pytest
 
 from modelstream.bounded_json import MAX_DEPTH
 from modelstream.catalogue import CatalogueError, load_catalogue
+from test_catalogue import run_models
 
 MODEL = """[models."x"]
 provider = "p"
@@ -47,17 +48,6 @@ def refusal(path: Path) -> str:
     message = str(caught.value)
     assert message.startswith(str(path)) and "\n" not in message
     return message
-
-
-def run_models(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "MODELSTREAM_MODELS"}
-    return subprocess.run(
-        [sys.executable, "-m", "modelstream", "models", *args],
-        capture_output=True,
-        text=True,
-        env={**environment, **env},
-        timeout=60,
-    )
 
 
 # --- prices are finite numbers ----------------------------------------------------------------

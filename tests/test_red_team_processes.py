@@ -20,7 +20,7 @@ import pytest
 from modelstream.server.auth import key_hash
 from modelstream.testing import Emulator, Reply, Turn
 from modelstream.traces import TraceStore
-from test_server_command import ServeProcess
+from test_server_command import ServeProcess, write_config
 from test_server_support import (
     AUTH,
     CLIENT_KEY,
@@ -33,24 +33,11 @@ from test_server_support import (
 
 pytest_plugins = ["test_server_support"]
 
-PLAYGROUND_CONFIG = """
-keys = ["${client}"]
-
-[[models]]
-server_model_id = "claude"
-model = "claude-sonnet-4-5"
-base_url = "{base_url}"
-api_key = "${upstream}"
-"""
-
 
 @pytest.fixture
 def playground(tmp_path: Path, emu: Emulator) -> Iterator[str]:
     """`modelstream playground` (a server with a key) on an ephemeral port: its base URL."""
-    config = tmp_path / "server.toml"
-    text = PLAYGROUND_CONFIG.replace("{client}", CLIENT_KEY_ENV)
-    text = text.replace("{upstream}", UPSTREAM_KEY_ENV)
-    config.write_text(text.replace("{base_url}", emu.base_url("anthropic-messages")))
+    config = write_config(tmp_path, emu)  # a key, and a "claude" on the emulator
     env = {**os.environ, UPSTREAM_KEY_ENV: UPSTREAM_KEY, CLIENT_KEY_ENV: CLIENT_KEY}
     command = [sys.executable, "-m", "modelstream", "playground", "--config", str(config)]
     process = subprocess.Popen(
