@@ -235,3 +235,22 @@ def test_the_refusals_docs_media_md_shows_are_the_ones_given(
     given = [refusal(name) for name in ("notes.png", "photo.png", "latest.png", "poster.png")]
 
     assert given == shown.splitlines()
+
+
+def test_saved_media_never_write_through_a_link_planted_at_their_name(tmp_path: Path) -> None:
+    """`modelstream chat --save-media` names its files itself; a link someone put at such a
+    name must not turn the write into one elsewhere."""
+    from modelstream.cli.media import save_media
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stamp-1.png").symlink_to(victim)
+    png = {"type": "inline_data.done", "data": b"\x89PNG\r\n\x1a\n", "mime_type": "image/png"}
+
+    with pytest.raises(OSError):
+        save_media([png], out, "stamp")
+    assert victim.read_text() == "keep me"
+    (written,) = save_media([png], tmp_path / "fresh", "stamp")
+    assert written.read_bytes() == png["data"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import mimetypes
+import os
 import wave
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -46,7 +47,10 @@ def save_media(items: Iterable[Mapping[str, Any]], directory: Path, stamp: str) 
             bytes(item.get("data") or b""), str(item.get("mime_type") or "")
         )
         path = directory / f"{stamp}-{number}{extension}"
-        path.write_bytes(data)
+        # never through a link planted at that name (OSError ELOOP): only a file of our own
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        with os.fdopen(os.open(path, flags, 0o644), "wb") as file:
+            file.write(data)
         written.append(path)
     return written
 
