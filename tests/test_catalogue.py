@@ -235,3 +235,15 @@ def test_the_models_command_prints_json_with_a_users_file_and_refuses_an_unknown
     assert entries["claude-opus-5-5"]["price"]["source"].startswith("https://")
     assert unknown.returncode == 2
     assert "no models of provider 'nobody'; providers: alibaba, anthropic" in unknown.stderr
+
+
+def test_the_models_command_reads_its_files_after_modelstream_models(tmp_path: Path) -> None:
+    first, second = tmp_path / "env.toml", tmp_path / "given.toml"
+    first.write_text('[models."claude-opus-5-5"]\ncontext_window = 400_000\nthinks = false\n')
+    second.write_text('[models."claude-opus-5-5"]\ncontext_window = 500_000\n')
+
+    listed = run_models("--json", "--file", str(second), MODELSTREAM_MODELS=str(first))
+
+    assert listed.returncode == 0, listed.stderr
+    entry = next(e for e in json.loads(listed.stdout) if e["id"] == "claude-opus-5-5")
+    assert (entry["context_window"], entry["thinks"]) == (500_000, False)

@@ -34,6 +34,7 @@ __all__ = [
     "Peak",
     "Price",
     "default_catalogue",
+    "env_files",
     "load_catalogue",
 ]
 
@@ -186,8 +187,12 @@ def _candidates(model: str) -> Iterator[str]:
 @cache
 def default_catalogue() -> Catalogue:
     """Ours, plus the files named by MODELSTREAM_MODELS (read once per process)."""
-    extra = [p for p in os.environ.get(ENV_FILES, "").split(os.pathsep) if p]
-    return load_catalogue(extra)
+    return load_catalogue(env_files())
+
+
+def env_files() -> list[str]:
+    """The files MODELSTREAM_MODELS names, in order."""
+    return [p for p in os.environ.get(ENV_FILES, "").split(os.pathsep) if p]
 
 
 def load_catalogue(paths: Iterable[str | Path] = (), *, builtin: bool = True) -> Catalogue:

@@ -9,7 +9,13 @@ from typing import Any
 
 import orjson
 
-from ..catalogue import CatalogueError, ModelInfo, default_catalogue, load_catalogue
+from ..catalogue import (
+    CatalogueError,
+    ModelInfo,
+    default_catalogue,
+    env_files,
+    load_catalogue,
+)
 from .exit_status import EXIT_OK, UsageError
 from .helptext import command_parser, examples
 
@@ -44,7 +50,8 @@ def add_command(commands: Any) -> None:
 
 def run_models(args: argparse.Namespace) -> int:
     try:
-        catalogue = load_catalogue(args.file) if args.file else default_catalogue()
+        # the files given come after MODELSTREAM_MODELS's, as the help says
+        catalogue = load_catalogue([*env_files(), *args.file]) if args.file else default_catalogue()
     except CatalogueError as exc:
         raise UsageError(str(exc)) from None
     entries = sorted(catalogue, key=lambda entry: (entry.provider, entry.id.lower()))
