@@ -1,14 +1,20 @@
 """The blocking client and conversation are generated from the async ones
-(`python -m modelstream._unasync`): these tests fail whenever the committed twins drift from
+(`python scripts/generate_sync.py`): these tests fail whenever the committed twins drift from
 what their async source generates, so a change made to one side only cannot land."""
 
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import tokenize
+from pathlib import Path
 
-from modelstream import _unasync
-from modelstream._unasync import REWRITES, TWINS, Twin, generate
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+sys.path.insert(0, str(SCRIPTS))  # a development tool, not part of the package
+
+import generate_sync  # noqa: E402
+from generate_sync import REWRITES, TWINS, Twin, generate  # noqa: E402
 
 
 def _generated_part(twin: Twin) -> str:
@@ -19,12 +25,25 @@ def _generated_part(twin: Twin) -> str:
 def test_every_blocking_twin_is_exactly_what_its_async_source_generates() -> None:
     for twin in TWINS:
         assert generate(twin) == twin.target.read_text(), (
-            f"{twin.target.name} is stale: run `python -m modelstream._unasync` and commit it"
+            f"{twin.target.name} is stale: run `python scripts/generate_sync.py` and commit it"
         )
 
 
 def test_the_check_command_reports_nothing_stale() -> None:
-    assert _unasync.main(["--check"]) == 0
+    assert generate_sync.main(["--check"]) == 0
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "generate_sync.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+
+
+def test_the_generator_is_not_shipped_in_the_package() -> None:
+    import modelstream
+
+    assert not (Path(modelstream.__file__).parent / "_unasync.py").exists()
 
 
 def test_the_blocking_twins_use_no_async_keyword() -> None:

@@ -6,7 +6,7 @@ time: a second send while one is running raises `ConversationBusyError` instead 
 two turns into one history.
 
 `AsyncConversation` is the source of `Conversation`, generated at the end of this module by
-`python -m modelstream._unasync` (client/async_client.py says why): edit the async class
+`python scripts/generate_sync.py` (client/async_client.py says why): edit the async class
 and regenerate; tests/test_unasync.py fails while the blocking twin is stale.
 """
 
@@ -232,7 +232,7 @@ class AsyncConversation(_History):
         return tool_result(call["tool_call_id"], value)
 
 
-# --- GENERATED from AsyncConversation by `python -m modelstream._unasync` ---
+# --- GENERATED from AsyncConversation by `python scripts/generate_sync.py` ---
 
 
 class Conversation(_History):

@@ -2,7 +2,7 @@
 decision is made by `StreamCall` and the pure modules beside it.
 
 This file is also the source of the blocking `Client` (sync_client.py), which
-`python -m modelstream._unasync` generates from it: edit this one, then regenerate; a test
+`python scripts/generate_sync.py` generates from it: edit this one, then regenerate; a test
 fails when the two differ. Generated rather than two thin shells over a shared driver: the
 shells already hold nothing but IO (every decision is in `StreamCall`), a driver between them
 and httpx would cost a call per chunk on the hot path, and two hand-written loops, however

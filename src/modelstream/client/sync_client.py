@@ -1,6 +1,6 @@
 """`Client`: the blocking shell around `StreamCall`, the twin of `AsyncClient`.
 
-GENERATED from async_client.py by `python -m modelstream._unasync`; do not edit: edit the
+GENERATED from async_client.py by `python scripts/generate_sync.py`; do not edit: edit the
 async client and regenerate (tests/test_unasync.py fails while this file is stale).
 """
 

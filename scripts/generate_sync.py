@@ -4,10 +4,12 @@
 are the async code with the asyncio words taken out: `async`/`await` dropped, async names
 renamed to their blocking twins (`RENAMES`), and the few places where blocking code must differ
 rewritten (`REWRITES`, each with its reason). The output is committed and formatted by ruff;
-tests/test_unasync.py regenerates it and fails on any difference, so the twins cannot drift.
+tests/test_unasync.py regenerates it and fails on any difference, and `.ci/run` runs `--check`
+as a step of its own, so the twins cannot drift. A development tool, not part of the package: it
+needs the test extra's pinned ruff, whose formatting the committed twins are in.
 
-    .venv/bin/python -m modelstream._unasync          # regenerate after editing async code
-    .venv/bin/python -m modelstream._unasync --check  # exit 1 when a generated file is stale
+    .venv/bin/python scripts/generate_sync.py          # regenerate after editing async code
+    .venv/bin/python scripts/generate_sync.py --check  # exit 1 when a generated file is stale
 
 Written by hand because it is one table and a regex: the `unasync` package does the same
 renaming but knows nothing of our rewrites or of a twin kept in the same module as its source.
@@ -21,8 +23,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
-ROOT = PACKAGE.parent.parent  # the checkout (src layout); ruff reads its pyproject.toml
+ROOT = Path(__file__).resolve().parent.parent  # the checkout; ruff reads its pyproject.toml
+PACKAGE = ROOT / "src" / "modelstream"
 
 # async name -> blocking name, whole words, in code, docstrings and comments alike
 RENAMES = {
@@ -118,14 +120,14 @@ TWINS = (
         PACKAGE / "client" / "sync_client.py",
         docstring='''"""`Client`: the blocking shell around `StreamCall`, the twin of `AsyncClient`.
 
-GENERATED from async_client.py by `python -m modelstream._unasync`; do not edit: edit the
+GENERATED from async_client.py by `python scripts/generate_sync.py`; do not edit: edit the
 async client and regenerate (tests/test_unasync.py fails while this file is stale).
 """''',
     ),
     Twin(
         PACKAGE / "conversation.py",
         PACKAGE / "conversation.py",
-        marker="# --- GENERATED from AsyncConversation by `python -m modelstream._unasync` ---",
+        marker="# --- GENERATED from AsyncConversation by `python scripts/generate_sync.py` ---",
         source_start="class AsyncConversation(",
     ),
 )
@@ -204,7 +206,7 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         paths = stale()
         for path in paths:
-            print(f"{path.relative_to(ROOT)} is stale: run python -m modelstream._unasync")
+            print(f"{path.relative_to(ROOT)} is stale: run python scripts/generate_sync.py")
         return 1 if paths else 0
     for twin in TWINS:
         twin.target.write_text(generate(twin))
