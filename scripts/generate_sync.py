@@ -1,9 +1,10 @@
 """Generate the blocking client and conversation from their async source, unasync-style.
 
-`Client`/`EventStream` (client/sync_client.py) and `Conversation` (the end of conversation.py)
-are the async code with the asyncio words taken out: `async`/`await` dropped, async names
-renamed to their blocking twins (`RENAMES`), and the few places where blocking code must differ
-rewritten (`REWRITES`, each with its reason). The output is committed and formatted by ruff;
+`Client`/`EventStream` (client/sync_client.py) and `Conversation`
+(conversation/sync_conversation.py) are the async code with the asyncio words taken out:
+`async`/`await` dropped, async names renamed to their blocking twins (`RENAMES`), and the few
+places where blocking code must differ rewritten (`REWRITES`, each with its reason). The output
+is committed and formatted by ruff;
 tests/test_unasync.py regenerates it and fails on any difference, and `.ci/run` runs `--check`
 as a step of its own, so the twins cannot drift. A development tool, not part of the package: it
 needs the test extra's pinned ruff, whose formatting the committed twins are in.
@@ -12,7 +13,7 @@ needs the test extra's pinned ruff, whose formatting the committed twins are in.
     .venv/bin/python scripts/generate_sync.py --check  # exit 1 when a generated file is stale
 
 Written by hand because it is one table and a regex: the `unasync` package does the same
-renaming but knows nothing of our rewrites or of a twin kept in the same module as its source.
+renaming but knows nothing of our rewrites.
 """
 
 from __future__ import annotations
@@ -104,14 +105,11 @@ REWRITES = (
 
 @dataclass(frozen=True)
 class Twin:
-    """A generated file (or the generated end of a file) and its async source."""
+    """A generated file and its async source."""
 
     source: Path
     target: Path
-    # the whole target is generated with this docstring, or only what follows this marker line
-    docstring: str | None = None
-    marker: str | None = None
-    source_start: str | None = None  # where the async source starts in a shared file
+    docstring: str  # the generated file's, in place of the async source's
 
 
 TWINS = (
@@ -125,10 +123,13 @@ async client and regenerate (tests/test_unasync.py fails while this file is stal
 """''',
     ),
     Twin(
-        PACKAGE / "conversation.py",
-        PACKAGE / "conversation.py",
-        marker="# --- GENERATED from AsyncConversation by `python scripts/generate_sync.py` ---",
-        source_start="class AsyncConversation(",
+        PACKAGE / "conversation" / "async_conversation.py",
+        PACKAGE / "conversation" / "sync_conversation.py",
+        docstring='''"""`Conversation`: the conversation of a `Client`, twin of `AsyncConversation`.
+
+GENERATED from async_conversation.py by `python scripts/generate_sync.py`; do not edit: edit the
+async conversation and regenerate (tests/test_unasync.py fails while this file is stale).
+"""''',
     ),
 )
 
@@ -171,13 +172,8 @@ def _rename(match: re.Match[str]) -> str:
 def generate(twin: Twin) -> str:
     """What `twin.target` must hold."""
     text = twin.source.read_text()
-    if twin.docstring is not None:
-        body = text[text.index('"""', 3) + 3 :]  # the async docstring goes
-        return _ruff(twin.docstring + unasync(body), twin.target)
-    assert twin.marker is not None and twin.source_start is not None
-    head = text.split(twin.marker)[0].rstrip("\n")
-    start = head.index(twin.source_start)
-    return _ruff(f"{head}\n\n\n{twin.marker}\n\n\n{unasync(head[start:])}\n", twin.target)
+    body = text[text.index('"""', 3) + 3 :]  # the async docstring goes
+    return _ruff(twin.docstring + unasync(body), twin.target)
 
 
 def _ruff(code: str, path: Path) -> str:

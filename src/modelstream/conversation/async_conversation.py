@@ -1,0 +1,129 @@
+"""`AsyncConversation`: a conversation driven by `AsyncClient`, and the source of the blocking
+`Conversation` (sync_conversation.py), which `python scripts/generate_sync.py` generates from
+this file: edit this one, then regenerate; tests/test_unasync.py fails while the twin is stale.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConversationBusyError, ToolLoopLimitError
+from ..messages import tool_result
+from ..results import AssistantMessage, FinalResponse
+from ..tools import (
+    FunctionTool,
+    ToolFunctions,
+    config_offering,
+    runnable_tools,
+)
+from ..types import Config, DoneItem, Message
+from .history import (
+    ToolErrors,
+    UserContent,
+    _checked_tool_errors,
+    _copied_config,
+    _History,
+    _tool_error,
+    _tool_to_call,
+    tool_calls_of,
+    user_message,
+)
+
+if TYPE_CHECKING:
+    from ..client import AsyncClient, AsyncEventStream
+
+
+class AsyncConversation(_History):
+    """A conversation driven by `AsyncClient`."""
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        config: Config | None = None,
+        *,
+        model: str | None = None,
+        history: list[Message] | None = None,
+    ) -> None:
+        super().__init__(history)
+        self.client = client
+        self.config: Config = _copied_config(config or {})
+        self.model = model
+        self._busy = threading.Lock()  # taken without waiting, by a task or a thread
+
+    @asynccontextmanager
+    async def stream(self, content: UserContent) -> AsyncIterator[AsyncEventStream]:
+        """Stream one turn; it is recorded only if it ends with `stop`."""
+        async with self._stream(content, self.config) as events:
+            yield events
+
+    @asynccontextmanager
+    async def _stream(
+        self, content: UserContent, config: Config
+    ) -> AsyncIterator[AsyncEventStream]:
+        if not self._busy.acquire(blocking=False):
+            raise ConversationBusyError()
+        try:
+            user = user_message(content)
+            stream = self.client.stream([*self._messages, user], config, model=self.model)
+            try:
+                async with stream:
+                    yield stream
+            finally:
+                self._record(user, stream.result)
+        finally:
+            self._busy.release()
+
+    async def send(self, content: UserContent) -> AssistantMessage:
+        """One turn to its end; returns the final assistant message or raises."""
+        return await self._send(content, self.config)
+
+    async def _send(self, content: UserContent, config: Config) -> AssistantMessage:
+        async with self._stream(content, config) as events:
+            async for _ in events:
+                pass
+        assert isinstance(self.last_result, FinalResponse)
+        return self.last_result.message
+
+    async def run(
+        self,
+        content: UserContent,
+        tools: ToolFunctions | None = None,
+        *,
+        max_rounds: int = 8,
+        tool_errors: ToolErrors = "message",
+    ) -> AssistantMessage:
+        """Send, run the tool calls of each final turn, send their results, repeat.
+
+        The tools are functions (sync or async) or a mapping from name to function, plus any
+        function in `config["tools"]`; every request of the loop offers them to the model
+        (docs/tools.md). Arguments that do not fit a tool's schema, and exceptions a tool
+        raises, go back to the model as error results, with the client's credentials masked;
+        `tool_errors="type"` sends an exception's type without its message."""
+        tool_errors = _checked_tool_errors(tool_errors)
+        runnable = runnable_tools(self.config.get("tools"), tools)
+        config = config_offering(self.config, runnable)
+        message = await self._send(content, config)
+        for _ in range(max_rounds):
+            calls = tool_calls_of(message)
+            if not calls:
+                return message
+            results = [await self._call(runnable, call, tool_errors) for call in calls]
+            message = await self._send(results, config)
+        if tool_calls_of(message):
+            raise ToolLoopLimitError(max_rounds)
+        return message
+
+    async def _call(
+        self,
+        tools: Mapping[str, FunctionTool[..., Any]],
+        call: dict[str, Any],
+        tool_errors: ToolErrors,
+    ) -> DoneItem:
+        try:
+            value = await _tool_to_call(tools, call).acall(call["arguments"])
+        except Exception as exc:
+            return _tool_error(call, exc, tool_errors, self.client.redact)
+        return tool_result(call["tool_call_id"], value)
