@@ -67,7 +67,7 @@ echo "$(basename "$0") CI=${CI:-} $*" >> "$CALLS"
 PYTHON3_STUB = (
     STUB
     + """mkdir -p .venv/bin
-for tool in pip pytest ruff mypy; do cp "$0" ".venv/bin/$tool"; done
+for tool in pip pytest python ruff mypy; do cp "$0" ".venv/bin/$tool"; done
 sed -i '/^mkdir/,$d' .venv/bin/*
 """
 )
@@ -121,7 +121,8 @@ def test_ci_run_with_the_corpus_runs_the_tests_as_ci_even_when_ci_is_unset(
         "python3 CI=true -m venv .venv",
         "pip CI=true install -q -e .[test]",
         "pytest CI=true ",
-        "ruff CI=true check src tests bench",
-        "ruff CI=true format --check src tests bench",
+        "python CI=true scripts/generate_sync.py --check",
+        "ruff CI=true check src tests bench scripts",
+        "ruff CI=true format --check src tests bench scripts",
         "mypy CI=true ",
     ]
