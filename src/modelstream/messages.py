@@ -29,8 +29,6 @@ Image = bytes | str | os.PathLike[str]
 Prompt = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
 
-# The first bytes of the image formats every provider takes. Sniffed by hand: four signatures
-# do not justify a dependency (`imghdr` left the standard library in 3.13).
 def user(*content: str | DoneItem, images: Iterable[Image] = ()) -> Message:
     """A user message: its text (and done items, e.g. tool results) in order, then the images.
 

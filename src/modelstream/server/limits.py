@@ -144,24 +144,16 @@ class StreamSlots:
         atomic)."""
         held = self._by_key.get(caller, 0) if caller is not None else 0
         if self.per_key is not None and caller is not None and held >= self.per_key:
-            raise Refusal(
-                429,
-                "TooManyStreamsError",
+            raise _too_many_streams(
                 f"this key is already running {self.per_key} streams, its limit "
                 "(limits.max_streams_per_key); retry when one of them has ended",
-                outcome="too_many_streams",
-                headers={"retry-after": "1"},
-                fields={"limit": self.per_key},
+                self.per_key,
             )
         if self.in_use >= self.limit:
-            raise Refusal(
-                429,
-                "TooManyStreamsError",
+            raise _too_many_streams(
                 f"the server is already running {self.limit} streams, its limit "
                 "(limits.max_concurrent_streams); retry after a moment",
-                outcome="too_many_streams",
-                headers={"retry-after": "1"},
-                fields={"limit": self.limit},
+                self.limit,
             )
         self.in_use += 1
         if caller is not None:
@@ -173,6 +165,18 @@ class StreamSlots:
             held = self._by_key.pop(caller, 0) - 1
             if held > 0:
                 self._by_key[caller] = held
+
+
+def _too_many_streams(message: str, limit: int) -> Refusal:
+    """The 429 of a full server or of a key at its own cap: the client retries after a second."""
+    return Refusal(
+        429,
+        "TooManyStreamsError",
+        message,
+        outcome="too_many_streams",
+        headers={"retry-after": "1"},
+        fields={"limit": limit},
+    )
 
 
 def connection_protocol(limits: Limits) -> type[asyncio.Protocol]:
