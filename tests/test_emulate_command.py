@@ -154,6 +154,17 @@ def test_a_json_script_on_a_chosen_port_with_a_reply_kept_for_one_path(tmp_path:
         assert stop(process) == 0
 
 
+def emulate_script(script: Path) -> subprocess.CompletedProcess[str]:
+    """`modelstream emulate --script SCRIPT` run to its end (a script it refuses)."""
+    return subprocess.run(
+        command("emulate", "--script", str(script)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment(),
+    )
+
+
 @pytest.mark.parametrize(
     ("content", "suffix", "says"),
     [
@@ -175,13 +186,7 @@ def test_a_bad_script_is_refused_with_one_line_naming_the_reply(
     script = tmp_path / f"replies{suffix}"
     script.write_text(content)
 
-    result = subprocess.run(
-        command("emulate", "--script", str(script)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environment(),
-    )
+    result = emulate_script(script)
 
     assert result.returncode == 2
     assert result.stdout == ""

@@ -5,14 +5,13 @@ script's one-line `ScriptError`, never a `RecursionError` or a crash while servi
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from modelstream.bounded_json import MAX_DEPTH
 from modelstream.testing.script import ScriptError, load_script
-from test_cli_chat_demo import command, environment
+from test_emulate_command import emulate_script
 
 
 def json_arguments(depth: int) -> str:
@@ -105,13 +104,7 @@ def test_the_emulate_command_refuses_such_a_script_in_one_line_with_status_2(
     script = tmp_path / name
     script.write_bytes(content.encode("utf-8", "surrogateescape"))
 
-    result = subprocess.run(
-        command("emulate", "--script", str(script)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=environment(),
-    )
+    result = emulate_script(script)
 
     assert result.returncode == 2
     assert result.stdout == ""
