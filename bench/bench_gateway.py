@@ -62,7 +62,7 @@ import bench_client
 import bench_load
 from bench_client import MODELS, PROMPT
 from bench_load import FloorRelay, _loop_factory, body_of, percentile
-from bench_relay import SERVER_KEY, UPSTREAM_KEY, RelayServer, process_cpu
+from bench_relay import SERVER_KEY, UPSTREAM_KEY, RelayServer, log_text, process_cpu
 from modelstream.client.tls import ssl_context_for
 from modelstream.client.transports import async_transport
 from modelstream.protocols import encode_request
@@ -442,8 +442,7 @@ class LiteLLMProxy:
         return self.process.pid
 
     def output(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
+        return log_text(self.log)
 
     def close(self) -> None:
         if self.process.poll() is None:

@@ -102,6 +102,14 @@ def loaded(pid: int, name: str) -> bool:
 # --- the server: `python -m modelstream.server` in a child process ---------------------------
 
 
+def log_text(log: IO[bytes]) -> str:
+    """What a running child has written to `log` so far. Read at an offset (`os.pread`): the
+    child writes through the same open file, so a seek here would move its writes too, and its
+    next line would overwrite the start of the file (a `listening on` line lost that way)."""
+    fd = log.fileno()
+    return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
+
+
 class RelayServer:
     """`modelstream serve --config FILE --port 0` in a child process, in front of the emulator.
 
@@ -183,8 +191,7 @@ class RelayServer:
         raise RuntimeError(f"the server did not start:\n{output}")
 
     def output(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
+        return log_text(self.log)
 
     @property
     def pid(self) -> int:
