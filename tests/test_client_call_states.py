@@ -11,6 +11,7 @@ import pytest
 
 from modelstream import FinalResponse, ProviderConnectionError
 from modelstream.client import RetryPolicy, Timeouts, streams
+from modelstream.client.failures import classify
 from modelstream.client.streams import CallState, CallStateError, StreamCall
 from modelstream.testing import Turn, render
 
@@ -62,15 +63,16 @@ def test_a_whole_body_moves_the_call_to_stopped_with_a_final_result() -> None:
     assert events[-1]["event_type"] == "stop"
     assert state(call) is CallState.STOPPED
     assert isinstance(call.result, FinalResponse)
-    assert call.fail(httpx.ReadError("late")) is None  # a break after `stop` changes nothing
-    call.interrupted(GeneratorExit())
+    # a break after `stop` changes nothing
+    assert call.fail(classify(httpx.ReadError("late"))) is None
+    call.interrupted(classify(GeneratorExit()))
     assert state(call) is CallState.STOPPED and isinstance(call.result, FinalResponse)
 
 
 def test_a_failure_before_any_event_is_retried_as_a_new_attempt() -> None:
     call = new_call()
     call.begin_attempt()
-    error = call.fail(httpx.ConnectError("refused"))
+    error = call.fail(classify(httpx.ConnectError("refused")))
     assert isinstance(error, ProviderConnectionError)  # nothing was sent: retried
     assert state(call) is CallState.FAILED
     assert call.retry_delay(error) is not None
@@ -82,13 +84,13 @@ def test_a_failure_before_any_event_is_retried_as_a_new_attempt() -> None:
 def test_the_last_failure_ends_the_call_and_nothing_may_follow() -> None:
     call = new_call(attempts=1)
     call.begin_attempt()
-    error = call.fail(httpx.ConnectError("refused"))
+    error = call.fail(classify(httpx.ConnectError("refused")))
     assert error is not None and call.retry_delay(error) is None
     assert state(call) is CallState.ENDED
     assert call.result is not None and call.result.status == "failed"
     with pytest.raises(CallStateError, match=r"state ENDED cannot take the event 'begin'"):
         call.begin_attempt()
-    call.interrupted(error)  # the shell's catch-all after raising: the partial stays
+    call.interrupted(classify(error))  # the shell's catch-all after raising: the partial stays
     assert call.result is not None and call.result.status == "failed"
 
 
@@ -109,6 +111,6 @@ def test_a_call_out_of_order_names_the_state_and_the_event() -> None:
 
 def test_closing_a_stream_before_it_started_leaves_a_cancelled_partial() -> None:
     call = new_call()
-    call.interrupted(GeneratorExit())
+    call.interrupted(classify(GeneratorExit()))
     assert state(call) is CallState.ENDED
     assert call.result is not None and call.result.status == "cancelled"

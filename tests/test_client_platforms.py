@@ -35,6 +35,7 @@ from modelstream.client import (
     route_for_model,
 )
 from modelstream.client.credentials import Secret
+from modelstream.client.failures import classify
 from modelstream.client.prepare import PreparedRequest, endpoint_for, plan_call
 from modelstream.client.streams import StreamCall
 from modelstream.client.timeouts import Timeouts
@@ -713,7 +714,7 @@ def test_a_resume_is_signed_as_the_get_it_is() -> None:
     call.begin_attempt()
     call.request(planned)
     assert call.accepts(200, {"x-response-id": "resp_1"})
-    error = call.fail(httpx.ReadError("connection dropped"))
+    error = call.fail(classify(httpx.ReadError("connection dropped")))
     assert error is not None and call.retry_delay(error) == 0.0  # resumed at once
     call.begin_attempt()
     resume = call.request(planned)

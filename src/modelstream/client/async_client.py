@@ -29,6 +29,7 @@ from ..messages import Prompt
 from ..results import AssistantMessage, FinalResponse, PartialResponse
 from ..traces.sinks import TracesOption
 from ..types import Config, Event
+from .failures import classify
 from .http_errors import MAX_ERROR_BODY
 from .model_list import ListedModel
 from .platforms import PlatformOption
@@ -207,7 +208,7 @@ class AsyncClient(ClientSettings):
                         yield event
                     return
                 except _FAILURES as exc:
-                    error = call.fail(exc)
+                    error = call.fail(classify(exc))
                     if error is None:  # the turn was already final
                         return
                 finally:
@@ -219,7 +220,8 @@ class AsyncClient(ClientSettings):
         except BaseException as exc:
             if isinstance(exc, Exception):  # not a cancellation: what get_final_message raises
                 stream.error = exc
-            call.interrupted(exc)  # break, cancellation, aclose(), or a bug: the partial is kept
+            # break, cancellation, aclose(), or a bug: the partial is kept
+            call.interrupted(classify(exc))
             raise
         finally:
             call.record_trace()  # when the config has a trace_id: the turn, final or partial
@@ -285,7 +287,7 @@ class AsyncEventStream:
         """Stop reading: the HTTP response is closed and `result` holds the partial."""
         await self._events.aclose()
         if self._call.result is None:  # closed before the first pull
-            self._call.interrupted(GeneratorExit())
+            self._call.interrupted(classify(GeneratorExit()))
 
     async def __aenter__(self) -> Self:
         return self

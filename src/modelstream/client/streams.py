@@ -52,16 +52,13 @@ refused resume (a 404 once the stream expired) or the attempt deadline end the c
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import enum
-import socket
-import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
-import httpx
 import orjson
 
 from ..auth.signing import RequestSigner, SignableRequest
@@ -80,6 +77,7 @@ from ..results import FinalResponse, PartialResponse, PartialStatus
 from ..stream import StreamDecoder
 from ..traces.record import TraceSink, TurnRecorder, record_turn
 from ..types import Event
+from .failures import Failure, Fault
 from .http_errors import provider_error_from_http
 from .prepare import PreparedRequest
 from .resume import ResumeLimits, StreamResume
@@ -336,20 +334,22 @@ class StreamCall:
 
     # --- failures ------------------------------------------------------------------------
 
-    def fail(self, exc: BaseException) -> StreamError | None:
+    def fail(self, failure: Failure) -> StreamError | None:
         """The error that ends this attempt, carrying the partial (also the call's result unless
-        a retry replaces it); None when the turn is already final and `exc` changes nothing."""
+        a retry replaces it); None when the turn is already final and the failure changes
+        nothing."""
         self._expect("fail")
         if self.state is STOPPED:
             return None
-        error = self._as_stream_error(exc)
+        exc = failure.exc
+        error = self._as_stream_error(failure)
         if error is not exc:
             error.__cause__ = exc
         if isinstance(error, ProviderError) and self._resume is None:
             error.name_model(self.model)  # a relayed error names the server's upstream already
         if self._signer is not None:  # a provider's message may echo the key (SPEC §4)
             error.redact(self._signer.redact)
-        if self._resume is not None and self._resumable(exc):
+        if self._resume is not None and self._resumable(failure):
             self._move("fail", BROKEN)  # no partial yet: the stream goes on
             return error
         self._move("fail", FAILED)
@@ -399,7 +399,7 @@ class StreamCall:
         self._move("retry_delay", ENDED if delay is None else RETRYING)
         return delay
 
-    def _resumable(self, exc: BaseException) -> bool:
+    def _resumable(self, failure: Failure) -> bool:
         """Whether the stream's connection dropped (or went idle, or a resume met a 5xx/429)
         while the server still has the stream, and the resumes are not used up."""
         resume = self._resume
@@ -412,13 +412,14 @@ class StreamCall:
             or resume.without_progress >= limits.max_without_progress
         ):
             return False
+        exc = failure.exc
         if exc is self._cut:
             return True
         if isinstance(exc, ProviderError):  # a refused resume
             return self._resuming and exc.retryable
-        if isinstance(exc, httpx.TimeoutException) and self.past_deadline():
+        if failure.timed_out and self.past_deadline():
             return False  # the attempt deadline bounds the call, resumed or not
-        return isinstance(exc, httpx.TransportError)
+        return failure.connection
 
     def _resume_delay(self, error: StreamError) -> float:
         resume = self._resume
@@ -439,7 +440,7 @@ class StreamCall:
         )
         return delay
 
-    def interrupted(self, exc: BaseException) -> None:
+    def interrupted(self, failure: Failure) -> None:
         """The caller stopped reading (cancellation, `break`, leaving the `with`) or something
         unexpected escaped: the result becomes the partial, unless the turn was already final."""
         if self.state is STOPPED:
@@ -448,11 +449,12 @@ class StreamCall:
         self._move("interrupted", ENDED)
         if self._result is not None and self._result.status != "final":
             return  # the error that ended the call, or the failure a retry would have replaced
+        exc = failure.exc
         status: PartialStatus = "failed"
         reason = f"{type(exc).__name__}: {exc}"
         if self._signer is not None:
             reason = self._signer.redact(reason)
-        if isinstance(exc, GeneratorExit | KeyboardInterrupt | asyncio.CancelledError):
+        if failure.fault is Fault.CANCELLED:
             status, reason = "cancelled", "cancelled by the caller"
         # (the decoder may hold the partial of an attempt that failed before a retry)
         partial = dataclasses.replace(self.decoder.cancel(reason), status=status, reason=reason)
@@ -500,32 +502,30 @@ class StreamCall:
     def _elapsed_ms(self) -> float:
         return round((self._monotonic() - self._started) * 1000, 3)
 
-    def _as_stream_error(self, exc: BaseException) -> StreamError:
+    def _as_stream_error(self, failure: Failure) -> StreamError:
+        exc, fault = failure.exc, failure.fault
         if isinstance(exc, StreamError):
             return exc
         missing = "response" if self.state is SENDING else "finish reason"
-        if isinstance(exc, TimeoutError):  # the attempt deadline (asyncio timeout or checked)
+        if fault is Fault.DEADLINE or (failure.timed_out and self.past_deadline()):
             return StreamTimeoutError("attempt", self.timeouts.attempt, missing)
-        if isinstance(exc, httpx.TimeoutException):
-            if self.past_deadline():
-                return StreamTimeoutError("attempt", self.timeouts.attempt, missing)
-            if isinstance(exc, httpx.PoolTimeout):  # no pooled connection came free in time
-                return PoolExhaustedError(self.timeouts.connect, missing)
-            if isinstance(exc, httpx.ConnectTimeout):
-                return StreamTimeoutError("connect", self.timeouts.connect, missing)
+        if fault is Fault.POOL_TIMEOUT:
+            return PoolExhaustedError(self.timeouts.connect, missing)
+        if fault is Fault.CONNECT_TIMEOUT:
+            return StreamTimeoutError("connect", self.timeouts.connect, missing)
+        if fault is Fault.IDLE_TIMEOUT:
             return StreamTimeoutError("idle", self.timeouts.idle, missing)
-        if isinstance(exc, httpx.ConnectError) and not self.delivered:
+        if fault is Fault.CONNECT and not self.delivered:
             # nothing was sent, nothing received: not an incomplete stream (docs/client.md)
-            reason, detail = _connect_failure(exc)
             return ProviderConnectionError(
                 _origin(self.url),
-                reason,
-                detail,
+                failure.reason,
+                failure.detail,
                 provider=self.provider,
                 model=self.model,
                 attempts=self.attempt,
             )
-        if isinstance(exc, httpx.ConnectError):  # a resume after events: the turn is partial
+        if fault is Fault.CONNECT:  # a resume after events: the turn is partial
             detail = f"could not connect to {_origin(self.url)}: {exc}"
         else:
             detail = f"the connection broke: {type(exc).__name__}: {exc}"
@@ -545,24 +545,19 @@ def _server_refusal(body: bytes) -> ModelstreamError | None:
     return None if isinstance(refused, StreamError) else refused
 
 
-def _connect_failure(exc: httpx.ConnectError) -> tuple[str, str]:
-    """Why a connection was not made ("dns", "refused", "tls" or "connect") and the system's
-    words for it, read from the OS error that httpx (through httpcore) raised it from."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, socket.gaierror):
-            return "dns", str(cause)
-        if isinstance(cause, ConnectionRefusedError):
-            return "refused", ""
-        if isinstance(cause, ssl.SSLError):
-            return "tls", str(cause)
-        cause = cause.__cause__ or cause.__context__
-    return "connect", str(exc)
-
-
 def _origin(url: str) -> str:
-    parsed = httpx.URL(url)
-    return f"{parsed.scheme}://{parsed.netloc.decode('ascii', 'replace')}"
+    """`scheme://host[:port]` of `url`, without credentials or a default port."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 literal
+        host = f"[{host}]"
+    port = parts.port
+    if port is None or _DEFAULT_PORTS.get(parts.scheme) == port:
+        return f"{parts.scheme}://{host}"
+    return f"{parts.scheme}://{host}:{port}"
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 __all__ = ["CallState", "CallStateError", "StreamCall"]
