@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from modelstream import Client
+from modelstream import Client, FinalResponse, StreamDecoder
 from modelstream.catalogue import Peak, Price, default_catalogue
 from modelstream.catalogue.cost import cost_of_turn, turn_cost
 from modelstream.results import StreamMetadata
-from modelstream.testing import Emulator, Reply, Turn
+from modelstream.testing import Emulator, Reply, Turn, render
 from modelstream.types import Usage
 from support import decode_chunks, load_capture
 
@@ -244,3 +244,27 @@ def test_a_streamed_result_carries_its_cost_from_a_users_catalogue(
     assert result is not None and result.cost is not None
     assert result.cost.currency == "EUR"
     assert result.cost.total == (1200 * 2 + 300 * 8) / M == Decimal("0.0048")
+
+
+def test_a_sans_io_result_is_priced_only_when_given_the_catalogue(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The value type reads no catalogue: the decoder's `pricing` (the catalogue's
+    `turn_cost`, which a client passes) computes the cost, on first use."""
+    body = render(
+        "openai-chat",
+        Turn.text("Hi", usage={"cached_tokens": 0, "prompt_tokens": 10, "response_tokens": 2}),
+    )
+    results = []
+    for pricing in (None, turn_cost):
+        decoder = StreamDecoder("openai-chat", pricing=pricing)
+        decoder.feed(body)
+        decoder.end()
+        decoder.metadata.model = "gpt-6.1-terra"
+        results.append(decoder.result)
+    unpriced, priced = results
+    assert isinstance(unpriced, FinalResponse) and unpriced.cost is None
+    assert isinstance(priced, FinalResponse) and priced.cost is not None
+    assert priced.cost == turn_cost(priced.usage, priced.metadata)
+    assert priced.cost.model == "gpt-6.1-terra" and priced.cost.total is not None
+    assert unpriced == priced  # the pricing is not part of the value

@@ -11,14 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 from .items import BY_TYPE, Kind
-from .results import AssistantMessage, FinalResponse, PartialResponse, PartialStatus, StreamMetadata
+from .results import (
+    AssistantMessage,
+    FinalResponse,
+    PartialResponse,
+    PartialStatus,
+    Pricing,
+    StreamMetadata,
+)
 from .types import DoneItem, Event, EventItem, FinishReason, Message, Usage
 
 
 class Accumulator:
     """Apply events in order; read `snapshot()`, `final()` or `partial()` at any time."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, pricing: Pricing | None = None) -> None:
+        self.pricing = pricing  # gives the results a cost (the catalogue's `turn_cost`)
         self.items: list[DoneItem] = []
         self.usage: Usage | None = None
         self.finish_reason: FinishReason | None = None
@@ -91,7 +99,7 @@ class Accumulator:
         )
         if self.created_at is not None:
             message["created_at"] = self.created_at
-        return FinalResponse(message=message, metadata=metadata)
+        return FinalResponse(message=message, metadata=metadata, pricing=self.pricing)
 
     def partial(
         self,
@@ -107,4 +115,5 @@ class Accumulator:
             open_item=self.open_item(),
             usage=usage if usage is not None else self.usage,
             metadata=metadata,
+            pricing=self.pricing,
         )

@@ -2,15 +2,50 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from decimal import Decimal
+from typing import Any, Literal
 
 from .types import DoneItem, EventItem, FinishReason, Usage
 
-if TYPE_CHECKING:
-    from .catalogue.cost import TurnCost
-
 PartialStatus = Literal["cancelled", "failed", "incomplete"]
+_PARTS = ("input", "cached_input", "cache_write", "reasoning", "output")
+
+
+@dataclass(frozen=True)
+class TurnCost:
+    """Each part's cost in `currency` (None: unknown), and their total. Computed by the model
+    catalogue (`modelstream.catalogue.cost`), which prices results; a value here."""
+
+    currency: str
+    input: Decimal | None
+    cached_input: Decimal | None
+    cache_write: Decimal | None
+    reasoning: Decimal | None
+    output: Decimal | None
+    model: str = ""  # the catalogue entry that priced it
+
+    @property
+    def total(self) -> Decimal | None:
+        parts = [getattr(self, name) for name in _PARTS]
+        if any(part is None for part in parts):
+            return None
+        return sum(parts, Decimal(0))
+
+    @property
+    def known(self) -> bool:
+        return self.total is not None
+
+    def as_json(self) -> dict[str, Any]:
+        """Decimal strings (exact), None for unknown."""
+        total = self.total
+        out: dict[str, Any] = {"currency": self.currency, "model": self.model}
+        out["total"] = None if total is None else str(total)
+        for name in _PARTS:
+            value = getattr(self, name)
+            out[name] = None if value is None else str(value)
+        return out
 
 
 @dataclass
@@ -42,6 +77,10 @@ class StreamMetadata:
 
     def count_skipped(self, kind: str, n: int = 1) -> None:
         self.skipped[kind] = self.skipped.get(kind, 0) + n
+
+
+# What prices a turn from its usage and metadata (the catalogue's `turn_cost`).
+Pricing = Callable[[Usage | None, StreamMetadata], TurnCost | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +158,16 @@ class FinalResponse:
     def usage(self) -> Usage | None:
         return self.message.usage
 
+    # what prices the turn: the catalogue's `turn_cost` for a client's turns, given to the
+    # decoder that made the result (`StreamDecoder(pricing=...)`); None: no cost
+    pricing: Pricing | None = field(default=None, repr=False, compare=False)
+
     @property
     def cost(self) -> TurnCost | None:
-        """What the turn cost by the model catalogue (docs/models.md); None when the catalogue
-        has no price for the model, a total of None when a part is unknown."""
-        from .catalogue.cost import turn_cost  # the catalogue is read on first use
-
-        return turn_cost(self.usage, self.metadata)
+        """What the turn cost by the model catalogue (docs/models.md), computed on first use by
+        `pricing`; None when the catalogue has no price for the model (or the result was made
+        without a pricing), a total of None when a part is unknown."""
+        return None if self.pricing is None else self.pricing(self.usage, self.metadata)
 
 
 @dataclass(frozen=True)
@@ -150,12 +192,12 @@ class PartialResponse:
     def thinking(self) -> str:
         return self._joined("thinking")
 
+    pricing: Pricing | None = field(default=None, repr=False, compare=False)
+
     @property
     def cost(self) -> TurnCost | None:
         """What the partial turn cost, from the usage received (None when unknown)."""
-        from .catalogue.cost import turn_cost
-
-        return turn_cost(self.usage, self.metadata)
+        return None if self.pricing is None else self.pricing(self.usage, self.metadata)
 
     def _joined(self, kind: str) -> str:
         items: list[Any] = [*self.items, self.open_item] if self.open_item else self.items

@@ -31,6 +31,8 @@ A 200 response whose body is one JSON document instead of an event stream (its f
 `{` or `[`) is a provider's error object (`error_bodies`): it ends the turn as `ProviderError`.
 
 `redact` (the client passes its key's masking) is applied to every error's message and facts.
+`pricing` (the client passes the model catalogue's `turn_cost`) gives results their `cost`;
+without it a result's cost is None: the sans-IO core reads no catalogue.
 """
 
 from __future__ import annotations
@@ -53,7 +55,14 @@ from .errors import (
 from .framing import DEFAULT_MAX_FRAME_BYTES, EventStreamFramer, Framer, RawFrame, make_framer
 from .framing.json_body import JSONBodyFramer
 from .protocols import protocol_named
-from .results import AssistantMessage, FinalResponse, PartialResponse, PartialStatus, StreamMetadata
+from .results import (
+    AssistantMessage,
+    FinalResponse,
+    PartialResponse,
+    PartialStatus,
+    Pricing,
+    StreamMetadata,
+)
 from .types import Event
 
 
@@ -70,6 +79,7 @@ class StreamDecoder:
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         redact: Callable[[str], str] | None = None,
         frame_filter: Callable[[list[RawFrame]], list[RawFrame]] | None = None,
+        pricing: Pricing | None = None,
     ) -> None:
         descriptor = protocol_named(protocol)
         adapter_class = descriptor.decoder
@@ -89,6 +99,7 @@ class StreamDecoder:
         self._max_frame_bytes = max_frame_bytes
         self._lenient_frames = lenient_frames
         self._redact = redact
+        self._pricing = pricing  # the results' cost (the catalogue's `turn_cost`)
         self._frames_seen = 0  # data frames given to the adapter, to name a broken one
         # An event-stream body is watched until its first byte: `{` or `[` is a JSON document.
         self._sniffing = self._framing != "json"
@@ -107,7 +118,9 @@ class StreamDecoder:
         """Final after `stop`, partial after an error or `cancel()`, None while running."""
         if self._assembler.stopped:
             self._mask_diagnostics()
-            return FinalResponse(message=self._message(), metadata=self.metadata)
+            return FinalResponse(
+                message=self._message(), metadata=self.metadata, pricing=self._pricing
+            )
         return self._partial
 
     def feed(self, data: bytes, now_ms: int = 0) -> list[Event]:
@@ -288,6 +301,7 @@ class StreamDecoder:
             open_item=assembler.open_item(),
             usage=assembler.usage,
             metadata=self.metadata,
+            pricing=self._pricing,
         )
 
     def _mask_diagnostics(self) -> None:

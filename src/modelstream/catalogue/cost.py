@@ -15,55 +15,16 @@ as if none happened: their writes are billed as plain input.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
 
+from ..results import StreamMetadata, TurnCost
 from ..types import Usage
 from . import Catalogue, Peak, Price, default_catalogue
-
-if TYPE_CHECKING:
-    from ..results import StreamMetadata
 
 __all__ = ["TurnCost", "cost_of_turn", "turn_cost"]
 
 _MILLION = Decimal(1_000_000)
-_PARTS = ("input", "cached_input", "cache_write", "reasoning", "output")
-
-
-@dataclass(frozen=True)
-class TurnCost:
-    """Each part's cost in `currency` (None: unknown), and their total."""
-
-    currency: str
-    input: Decimal | None
-    cached_input: Decimal | None
-    cache_write: Decimal | None
-    reasoning: Decimal | None
-    output: Decimal | None
-    model: str = ""  # the catalogue entry that priced it
-
-    @property
-    def total(self) -> Decimal | None:
-        parts = [getattr(self, name) for name in _PARTS]
-        if any(part is None for part in parts):
-            return None
-        return sum(parts, Decimal(0))
-
-    @property
-    def known(self) -> bool:
-        return self.total is not None
-
-    def as_json(self) -> dict[str, Any]:
-        """Decimal strings (exact), None for unknown."""
-        total = self.total
-        out: dict[str, Any] = {"currency": self.currency, "model": self.model}
-        out["total"] = None if total is None else str(total)
-        for name in _PARTS:
-            value = getattr(self, name)
-            out[name] = None if value is None else str(value)
-        return out
 
 
 def cost_of_turn(

@@ -73,10 +73,10 @@ from ..errors import (
 )
 from ..protocols import REGISTRY
 from ..protocols.modelstream.decoder import error_from_wire
-from ..results import FinalResponse, PartialResponse, PartialStatus
+from ..results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata, TurnCost
 from ..stream import StreamDecoder
 from ..traces.record import TraceSink, TurnRecorder, record_turn
-from ..types import Event
+from ..types import Event, Usage
 from .failures import Failure, Fault
 from .http_errors import provider_error_from_http
 from .prepare import PreparedRequest
@@ -497,6 +497,7 @@ class StreamCall:
             lenient_frames=self._lenient_frames,
             redact=self._signer.redact if self._signer is not None else None,
             frame_filter=self._resume.frames if self._resume is not None else None,
+            pricing=_turn_cost,
         )
 
     def _elapsed_ms(self) -> float:
@@ -530,6 +531,13 @@ class StreamCall:
         else:
             detail = f"the connection broke: {type(exc).__name__}: {exc}"
         return IncompleteStreamError(missing, detail)
+
+
+def _turn_cost(usage: Usage | None, metadata: StreamMetadata) -> TurnCost | None:
+    """The catalogue's price of a turn; the catalogue is imported when a cost is first read."""
+    from ..catalogue.cost import turn_cost
+
+    return turn_cost(usage, metadata)
 
 
 def _server_refusal(body: bytes) -> ModelstreamError | None:
