@@ -36,7 +36,7 @@ def ftyp(brand: bytes) -> bytes:
 
 def refusal(image: Any, *, via: str = "user") -> str:
     """The one line a refused image file gets, as the media file error it is."""
-    from modelstream.protocols.common.media import MediaFileError
+    from modelstream.media import MediaFileError
 
     with pytest.raises(MediaFileError) as caught:
         if via == "user":
@@ -127,7 +127,7 @@ def test_a_directory_and_a_device_are_refused(tmp_path: Path) -> None:
 def test_a_file_over_the_size_limit_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modelstream.protocols.common.media import read_media_file
+    from modelstream.media import read_media_file
 
     picture = tmp_path / "big.png"
     picture.write_bytes(png() + bytes(67))  # 100 bytes
@@ -147,7 +147,7 @@ def test_a_file_over_the_size_limit_is_refused(
 def test_the_default_limit_is_20_mib_and_a_wrong_setting_is_a_configuration_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from modelstream.protocols.common.media import MAX_MEDIA_BYTES
+    from modelstream.media import MAX_MEDIA_BYTES
 
     picture = tmp_path / "x.png"
     picture.write_bytes(png())
@@ -193,7 +193,7 @@ def test_content_of_no_known_kind_is_refused_whatever_its_name(tmp_path: Path) -
 def test_the_media_type_is_read_from_the_content(
     tmp_path: Path, name: str, content: bytes, media_type: str
 ) -> None:
-    from modelstream.protocols.common.media import read_media_file, sniff_media_type
+    from modelstream.media import read_media_file, sniff_media_type
 
     file = tmp_path / name
     file.write_bytes(content)

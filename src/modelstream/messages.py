@@ -20,7 +20,7 @@ from typing import Any, cast
 import orjson
 
 from .errors import InvalidMessageError
-from .protocols.common.media import parse_data_url, read_media_file, sniff_media_type
+from .media import parse_data_url, read_media_file, sniff_media_type
 from .types import DoneItem, InlineDataDone, Message, ToolResultDone
 
 # An image: its bytes, a file path, an http(s) URL or a `data:` URL.

@@ -46,6 +46,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...media import guess_media_type, parse_data_url, url_kind
 from ...types import Config, Message, ThinkingLevel
 from ..common.encoding import (
     MISSING_RESULT_TEXT,
@@ -56,7 +57,6 @@ from ..common.encoding import (
     normalize_tool_call_id,
     own_fidelity,
 )
-from ..common.media import guess_media_type, parse_data_url, url_kind
 from ..common.options import (
     checked_tool_choice,
     merge_extra_body,

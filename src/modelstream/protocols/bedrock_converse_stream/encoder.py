@@ -62,6 +62,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...media import parse_data_url, url_kind
 from ...types import Config, Message, ThinkingLevel
 from ..anthropic_messages.encoder import check_claude_sampling, claude_thinking
 from ..common.encoding import (
@@ -73,7 +74,6 @@ from ..common.encoding import (
     normalize_tool_call_id,
     own_fidelity,
 )
-from ..common.media import parse_data_url, url_kind
 from ..common.options import (
     checked_tool_choice,
     merge_extra_body,

@@ -51,6 +51,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...media import guess_media_type, parse_data_url, url_kind
 from ...types import Config, Message, ThinkingLevel
 from ..common.encoding import (
     ProviderRequest,
@@ -60,7 +61,6 @@ from ..common.encoding import (
     items_of,
     own_fidelity,
 )
-from ..common.media import guess_media_type, parse_data_url, url_kind
 from ..common.options import (
     checked_tool_choice,
     image_output,

@@ -41,6 +41,7 @@ import copy
 from typing import Any
 
 from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...media import guess_media_type, parse_data_url, url_kind
 from ...types import Config, Message, ThinkingLevel
 from ..common.encoding import (
     ProviderRequest,
@@ -49,7 +50,6 @@ from ..common.encoding import (
     items_of,
     own_fidelity,
 )
-from ..common.media import guess_media_type, parse_data_url, url_kind
 from ..common.options import (
     check_prompt_caching,
     checked_tool_choice,

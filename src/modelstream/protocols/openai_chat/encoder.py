@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 
 from ...errors import InvalidMessageError, UnsupportedParameterError
+from ...media import url_kind
 from ...types import Config, Message, ThinkingLevel, ToolChoice
 from ..common.encoding import (
     THINKING_LEVELS,
@@ -42,7 +43,6 @@ from ..common.encoding import (
     items_of,
     normalize_tool_call_id,
 )
-from ..common.media import url_kind
 from ..common.options import (
     check_prompt_caching,
     checked_tool_choice,

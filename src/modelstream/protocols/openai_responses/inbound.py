@@ -40,11 +40,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ...errors import InvalidMessageError
+from ...media import url_kind
 from ...types import Config, DoneItem, Message, ToolSchema
 from ..common.fidelity_seal import FidelityForgedError, FidelitySeal, is_sealed
 from ..common.gateway import InboundCall, InboundRequest, InboundRequestError
 from ..common.inline_media import decode_base64
-from ..common.media import url_kind
 from ..openai_chat.inbound import THINKING_LEVEL
 from .writer import CALL_ID_SEPARATOR, is_generated_id
 

@@ -18,7 +18,7 @@ import stat
 import urllib.parse
 from typing import Any, Literal
 
-from ...errors import ConfigurationError, InvalidMessageError
+from .errors import ConfigurationError, InvalidMessageError
 
 UrlKind = Literal["data", "http"]
 
