@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from modelstream.server.command import add_parser
+from modelstream.server.command import add_command
 from modelstream.testing import Emulator, Reply, Turn
 from test_server_support import (
     CLIENT_KEY,
@@ -201,7 +201,7 @@ def test_a_bad_catalogue_file_stops_the_server_before_it_listens(
 
 def test_the_serve_parser_plugs_into_the_modelstream_command() -> None:
     parser = argparse.ArgumentParser(prog="modelstream")
-    add_parser(parser.add_subparsers(dest="command"))
+    add_command(parser.add_subparsers(dest="command"))
 
     args = parser.parse_args(["serve", "--config", "s.toml", "--port", "9000"])
 

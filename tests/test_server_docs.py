@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from modelstream.server import load_settings
-from modelstream.server.command import add_parser
+from modelstream.server.command import add_command
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text()
 RUNNABLE = re.findall(r"```python\n(.*?)```", DOC, flags=re.S)
@@ -46,7 +46,7 @@ def test_the_config_example_loads_with_its_variables_set(tmp_path: Path) -> None
 
 def test_the_serve_commands_of_the_guide_parse() -> None:
     parser = argparse.ArgumentParser(prog="modelstream")
-    add_parser(parser.add_subparsers(dest="command"))
+    add_command(parser.add_subparsers(dest="command"))
     commands = [
         line.strip()
         for block in SHELL

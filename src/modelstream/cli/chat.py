@@ -20,6 +20,8 @@ import httpx
 
 from ..client import AsyncClient, resolve_route, route_for_model
 from ..client.platforms import platform_of
+from ..console.exit_status import EXIT_FAILED, EXIT_OK, UsageError
+from ..console.helptext import command_parser, examples
 from ..errors import (
     ConfigurationError,
     InvalidMessageError,
@@ -30,8 +32,6 @@ from ..protocols import CLIENT_TYPES
 from ..protocols.common.encoding import THINKING_LEVELS
 from ..results import FinalResponse, PartialResponse, StreamMetadata
 from ..types import Config, Message
-from .exit_status import EXIT_FAILED, EXIT_OK, UsageError
-from .helptext import command_parser, examples
 from .live import render_turn
 from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
 

@@ -15,10 +15,10 @@ from typing import Any
 import orjson
 
 from .. import jsonwire
+from ..console.exit_status import EXIT_FAILED, EXIT_OK, UsageError
+from ..console.helptext import command_parser, examples
 from ..errors import GrammarViolation
 from ..grammar import GrammarChecker
-from .exit_status import EXIT_FAILED, EXIT_OK, UsageError
-from .helptext import command_parser, examples
 
 
 def add_command(commands: Any) -> None:

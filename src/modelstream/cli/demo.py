@@ -15,14 +15,14 @@ from rich.console import Console
 from rich.text import Text
 
 from ..client import AsyncClient
+from ..console.exit_status import EXIT_FAILED, EXIT_OK
+from ..console.helptext import command_parser, examples
 from ..protocols import REGISTRY
 from ..results import FinalResponse, StreamMetadata
 from ..testing import Emulator, Reply, Thinking, ToolCall, Turn
 from ..testing import Text as TextItem
 from ..testing.routes import emulated_protocols
 from ..types import Config, Message, ToolSchema
-from .exit_status import EXIT_FAILED, EXIT_OK
-from .helptext import command_parser, examples
 from .live import render_turn
 from .render import PrettyRenderer, pretty_console
 

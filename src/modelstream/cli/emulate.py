@@ -12,11 +12,11 @@ import signal
 import threading
 from typing import Any
 
+from ..console.exit_status import EXIT_OK, UsageError
+from ..console.helptext import command_parser, examples
 from ..testing import Emulator
 from ..testing.routes import emulated_protocols
 from ..testing.script import ScriptError, load_script
-from .exit_status import EXIT_OK, UsageError
-from .helptext import command_parser, examples
 
 
 def add_command(commands: Any) -> None:

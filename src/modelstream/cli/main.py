@@ -5,6 +5,11 @@ other programs, `serve` models, browse `traces`.
 Exit status: 0 the stream stopped (or the file follows the grammar), 1 the stream ended in an
 error (or the file breaks a rule), 2 bad usage or configuration, 130 interrupted (Ctrl-C).
 
+Each command is its own module, wherever its layer is (`modelstream.server.command` beside the
+server it runs): its `add_command(subparsers)` adds its parser, help, examples and `run`, and it
+imports the shared exit statuses and help formatting from `modelstream.console`, never this
+package. Adding a command is its module and one line in `COMMANDS`.
+
 Start-up is kept short: a command's module (and what it needs: the client, httpx, Rich,
 Starlette) is imported only when that command runs or its `--help` is asked for. The other
 commands are listed from `COMMANDS` alone.
@@ -20,18 +25,17 @@ from dataclasses import dataclass
 from importlib import import_module
 
 from .. import __version__
-from .exit_status import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
-from .helptext import HelpFormatter, examples, with_examples
+from ..console.exit_status import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from ..console.helptext import HelpFormatter, examples
 
 
 @dataclass(frozen=True)
 class Command:
-    """A subcommand: its one-line help, and the module whose `adder` adds its parser."""
+    """A subcommand: its one-line help (for the list of commands, which imports none of them)
+    and the module whose `add_command(subparsers)` adds its parser, examples and `run`."""
 
     help: str
     module: str
-    adder: str = "add_command"
-    epilog: str | None = None  # examples for a parser made outside the CLI package
 
 
 COMMANDS = {
@@ -49,26 +53,15 @@ COMMANDS = {
         "modelstream.cli.emulate",
     ),
     "serve": Command(
-        "serve configured models over HTTP as resumable streams",
-        "modelstream.server.command",
-        adder="add_parser",
-        epilog=examples(
-            "modelstream serve --config server.toml",
-            "modelstream serve --config server.toml --port 0 --redis redis://localhost:6379/0",
-        ),
+        "serve configured models over HTTP as resumable streams", "modelstream.server.command"
     ),
-    "traces": Command("browse recorded traces", "modelstream.traces.command", adder="add_parser"),
+    "traces": Command("browse recorded traces", "modelstream.traces.command"),
     "models": Command(
         "list the model catalogue: protocols, context window, list prices",
         "modelstream.cli.models",
     ),
     "playground": Command(
-        "serve a chat page for the models of a server config",
-        "modelstream.cli.playground",
-        epilog=examples(
-            "modelstream playground --config server.toml",
-            "modelstream playground --config local.toml --port 0 --open",
-        ),
+        "serve a chat page for the models of a server config", "modelstream.cli.playground"
     ),
 }
 
@@ -91,9 +84,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and name != only:
             commands.add_parser(name, help=command.help)
             continue
-        getattr(import_module(command.module), command.adder)(commands)
-        if command.epilog is not None:
-            with_examples(commands.choices[name], command.epilog)
+        import_module(command.module).add_command(commands)
     return parser
 
 

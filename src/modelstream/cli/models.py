@@ -16,8 +16,8 @@ from ..catalogue import (
     env_files,
     load_catalogue,
 )
-from .exit_status import EXIT_OK, UsageError
-from .helptext import command_parser, examples
+from ..console.exit_status import EXIT_OK, UsageError
+from ..console.helptext import command_parser, examples
 
 
 def add_command(commands: Any) -> None:

@@ -11,14 +11,20 @@ import argparse
 import sys
 from typing import Any
 
-from .exit_status import EXIT_USAGE
+from ..console.exit_status import EXIT_USAGE
+from ..console.helptext import command_parser, examples
 
 
 def add_command(subparsers: Any) -> argparse.ArgumentParser:
     from ..server.command import add_listen_arguments  # the server only when this command runs
 
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = command_parser(
+        subparsers,
         "playground",
+        epilog=examples(
+            "modelstream playground --config server.toml",
+            "modelstream playground --config local.toml --port 0 --open",
+        ),
         help="serve a chat page for the models of a server config",
         description="Serve the models of a server config (docs/server.md) with the chat page "
         "at /playground/ (docs/playground.md). The page needs one of the config's keys; a "

@@ -7,12 +7,12 @@ import sys
 import time
 from typing import Any
 
+from ..console.exit_status import EXIT_FAILED, EXIT_OK, UsageError
+from ..console.helptext import command_parser, examples
 from ..errors import StreamError
 from ..protocols import PROTOCOLS
 from ..results import StreamMetadata
 from ..stream import StreamDecoder
-from .exit_status import EXIT_FAILED, EXIT_OK, UsageError
-from .helptext import command_parser, examples
 from .recognize import HEAD_BYTES, mismatch
 from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
 from .sources import DEFAULT_SAMPLE, ReplaySource, from_path, from_sample

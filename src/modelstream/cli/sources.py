@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from ..console.exit_status import UsageError
 from ..protocols import PROTOCOLS
-from .exit_status import UsageError
 from .recognize import HEAD_BYTES, recognize
 
 if TYPE_CHECKING:

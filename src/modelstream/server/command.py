@@ -18,7 +18,8 @@ from types import FrameType
 from typing import Any
 
 from ..catalogue import CatalogueError, default_catalogue
-from ..cli.exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..console.exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..console.helptext import command_parser, examples
 from ..errors import ModelstreamError
 from .config import ServerConfigError, ServerSettings, load_settings
 from .logs import hide_response_ids_in_access_log
@@ -27,10 +28,15 @@ from .stores import StreamStore
 GRACEFUL_SHUTDOWN_SECONDS = 5
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_command(subparsers: Any) -> argparse.ArgumentParser:
     """Add `serve` to the `modelstream` subcommands."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = command_parser(
+        subparsers,
         "serve",
+        epilog=examples(
+            "modelstream serve --config server.toml",
+            "modelstream serve --config server.toml --port 0 --redis redis://localhost:6379/0",
+        ),
         help="serve configured models over HTTP as resumable streams",
         description="Serve the models of a config file over HTTP (POST /v1/stream, resumable "
         "with GET /v1/streams/{id}); see docs/server.md. Ctrl-C or SIGTERM stop it gracefully. "
@@ -223,7 +229,7 @@ def _usage(message: str, command: str = "serve") -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m modelstream.server`: the `serve` command on its own."""
     parser = argparse.ArgumentParser(prog="modelstream")
-    add_parser(parser.add_subparsers(dest="command", required=True))
+    add_command(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])
     try:
         status: int = args.run(args)

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import orjson
 
-from ..cli.helptext import command_parser, examples
+from ..console.helptext import command_parser, examples
 from .sinks import OFF_VALUES
 from .store import TraceStore, default_path
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `traces` (with `serve` and `list`) to a command line's subcommands."""
     traces = command_parser(
         subparsers,
@@ -216,10 +216,10 @@ def _is_wildcard(host: str) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="modelstream")
-    add_parser(parser.add_subparsers(dest="command", required=True))
+    add_command(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["traces", *(sys.argv[1:] if argv is None else argv)])
     status: int = args.run(args)
     return status
 
 
-__all__ = ["add_parser", "db_path", "main", "run"]
+__all__ = ["add_command", "db_path", "main", "run"]

@@ -31,9 +31,3 @@ def command_parser(
         name, epilog=epilog, formatter_class=HelpFormatter, **options
     )
     return parser
-
-
-def with_examples(parser: argparse.ArgumentParser, epilog: str) -> None:
-    """Give a parser made elsewhere (e.g. `serve`'s) the examples block."""
-    parser.epilog = epilog
-    parser.formatter_class = HelpFormatter
