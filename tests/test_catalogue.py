@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from modelstream.catalogue import CatalogueError, default_catalogue, load_catalogue
-from modelstream.client.platforms import SERVES
 from modelstream.client.routing import ROUTES
+from modelstream.platforms import REGISTRY as PLATFORMS
 from modelstream.protocols import CLIENT_TYPES
 
 CATALOGUE = default_catalogue()
@@ -29,7 +29,7 @@ def test_every_entry_has_the_right_shape() -> None:
     assert len(CATALOGUE) >= 60
     for entry in CATALOGUE:
         assert entry.protocols and set(entry.protocols) <= set(CLIENT_TYPES), entry.id
-        assert set(entry.platforms) <= set(SERVES), entry.id
+        assert set(entry.platforms) <= set(PLATFORMS), entry.id
         assert set(entry.input) <= MODALITIES and set(entry.output) <= MODALITIES, entry.id
         if entry.bedrock_ids:
             assert "bedrock" in entry.platforms, entry.id

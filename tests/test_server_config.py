@@ -168,7 +168,7 @@ def test_a_missing_file_is_reported_with_its_path(tmp_path: Path) -> None:
 
 
 def test_a_platform_is_named_or_given_as_a_table_with_its_settings() -> None:
-    from modelstream.client.platforms import Azure, Vertex
+    from modelstream.client import Azure, Vertex
 
     named = settings_from_mapping(
         model_table(

@@ -220,6 +220,16 @@ def _client_types() -> tuple[str, ...]:
     return CLIENT_TYPES
 
 
+def _platforms(fields: Mapping[str, Any], at: str) -> tuple[str, ...]:
+    """The entry's platforms: names in the platform registry."""
+    from ..platforms import REGISTRY, listed  # it loads every protocol: only when needed
+
+    platforms = _texts(fields, "platforms", at)
+    if not set(platforms) <= set(REGISTRY):
+        raise CatalogueError(f"{at}.platforms may hold {listed(REGISTRY, 'and')} only")
+    return platforms
+
+
 def _read(path: Path) -> str:
     try:
         raw = path.read_bytes()
@@ -277,9 +287,7 @@ def _entry(model_id: str, fields: dict[str, Any], where: str) -> ModelInfo:
             f"{at}.protocols names no protocol: {', '.join(unknown_protocols)} "
             f"(known: {', '.join(_client_types())})"
         )
-    platforms = _texts(fields, "platforms", at)
-    if not set(platforms) <= {"bedrock", "vertex", "azure"}:
-        raise CatalogueError(f"{at}.platforms may hold bedrock, vertex and azure only")
+    platforms = _platforms(fields, at)
     try:
         return ModelInfo(
             id=model_id,

@@ -19,7 +19,6 @@ from typing import Any
 import httpx
 
 from ..client import AsyncClient, resolve_route, route_for_model
-from ..client.platforms import platform_of
 from ..console.exit_status import EXIT_FAILED, EXIT_OK, UsageError
 from ..console.helptext import command_parser, examples
 from ..errors import (
@@ -28,6 +27,8 @@ from ..errors import (
     ModelstreamError,
     UnsupportedParameterError,
 )
+from ..platforms import REGISTRY as PLATFORMS
+from ..platforms import platform_of
 from ..protocols import CLIENT_TYPES
 from ..protocols.common.encoding import THINKING_LEVELS
 from ..results import FinalResponse, PartialResponse, StreamMetadata
@@ -70,9 +71,12 @@ def add_command(commands: Any) -> None:
     )
     chat.add_argument(
         "--platform",
-        choices=("bedrock", "vertex", "azure"),
+        choices=tuple(PLATFORMS),
         help="the cloud that serves the model, with its ambient credentials (docs/auth.md): "
-        "Bedrock (AWS chain), Vertex AI (Google ADC), Azure OpenAI",
+        + ", ".join(
+            f"{unit.title} ({unit.ambient.source})" if unit.ambient else unit.title
+            for unit in PLATFORMS.values()
+        ),
     )
     chat.add_argument(
         "--base-url",

@@ -2,13 +2,17 @@
 
     model ─► routing ─► credentials ─► encoder ─► HTTP (retries, timeouts) ─► decoder ─► events
 
-`routing`, `platforms`, `credentials`, `prepare`, `retry`, `timeouts`, `http_errors` and `streams`
-hold every decision as pure code; `async_client` and `sync_client` are the thin IO shells.
+`routing`, `credentials`, `prepare`, `retry`, `timeouts`, `http_errors` and `streams` hold every
+decision as pure code; `async_client` and `sync_client` are the thin IO shells. The cloud
+platforms (`Bedrock`, `Vertex`, `Azure`: their settings, paths and credentials) are units of
+`modelstream.platforms`, which the client asks.
 """
 
 from ..errors import StreamTimeoutError
+from ..platforms.azure import Azure
+from ..platforms.bedrock import Bedrock
+from ..platforms.vertex import Vertex
 from .async_client import AsyncClient, AsyncEventStream
-from .platforms import Azure, Bedrock, Vertex
 from .retry import RetryPolicy
 from .routing import CLIENT_TYPE_ROUTES, ROUTES, Route, resolve_route, route_for_model
 from .sync_client import Client, EventStream

@@ -25,17 +25,21 @@ from dataclasses import dataclass, field
 from ..auth.secret import Secret
 from ..auth.signing import RequestSigner
 from ..errors import ConfigurationError
-from .platforms import (
-    AmbientSigners,
-    Platform,
-    ambient_signer,
-    default_base_url,
-    located,
-    with_region_of,
-)
+from ..platforms import PlatformSettings
 from .routing import Route
 
-__all__ = ["CredentialMasks", "Endpoint", "Secret", "normalize_url", "resolve_endpoint"]
+__all__ = [
+    "AmbientSigners",
+    "CredentialMasks",
+    "Endpoint",
+    "Secret",
+    "normalize_url",
+    "resolve_endpoint",
+]
+
+# A client's signers over ambient credentials, by platform settings: one chain or ADC per client,
+# so its calls reuse resolved credentials and cached tokens instead of resolving them per call.
+AmbientSigners = dict[PlatformSettings, RequestSigner]
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class Endpoint:
     signer: RequestSigner
     key_source: str  # "argument", "signer", the key variable, or the ambient chain's name
     api_key: Secret | None = field(default=None, repr=False)  # the key, when the signer has one
-    platform: Platform | None = None  # with its region / project / location filled in
+    platform: PlatformSettings | None = None  # located: its region, project, ... filled in
 
 
 class CredentialMasks:
@@ -96,22 +100,26 @@ def resolve_endpoint(
     api_key: str | None,
     env: Mapping[str, str],
     signer: RequestSigner | None = None,
-    platform: Platform | None = None,
+    platform: PlatformSettings | None = None,
     model: str = "",
     ambient: AmbientSigners | None = None,
 ) -> Endpoint:
     """The base URL and signer for `route`, applying the env-credentials rule (module
-    docstring); `ambient` keeps a client's AWS-chain and ADC signers from call to call."""
+    docstring); `platform` is the route's platform, whose unit locates its settings, gives its
+    default URL and its ambient credentials; `ambient` keeps a client's signers over those
+    from call to call."""
+    unit, default = None, route.base_url
     if platform is not None:
-        platform = located(platform, model, env, signer)
+        unit = platform.unit
+        platform = unit.locate(platform, model, env, signer)
+        default = unit.base_url(platform)
+    default = normalize_url(default)
     env_base = normalize_url(env.get(route.base_url_env, "") or "")
-    default = normalize_url(default_base_url(platform, route.base_url))
     configured = {default} | ({env_base} if env_base else set())
     url = normalize_url(base_url) if base_url else (env_base or default)
     if not url:
-        lacks, also = "no default base URL", ""
-        if route.provider == "bedrock":
-            lacks, also = "no region", "pass platform=Bedrock(region=...), set AWS_REGION, "
+        lacks = unit.no_url if unit else "no default base URL"
+        also = f"{unit.url_from}, " if unit and unit.url_from else ""
         raise ConfigurationError(
             f"{route.client_type} ({route.provider}) has {lacks}: {also}pass base_url=... "
             f"or set {route.base_url_env}"
@@ -119,7 +127,8 @@ def resolve_endpoint(
     if not url.startswith(("http://", "https://")):
         source = "base_url" if base_url else route.base_url_env
         raise ConfigurationError(f"{source} must be an http:// or https:// URL, got {url!r}")
-    platform = with_region_of(platform, url)
+    if unit is not None and unit.region_from_url is not None:
+        platform = unit.region_from_url(platform, url)
 
     def endpoint(chosen: RequestSigner, source: str, key: Secret | None = None) -> Endpoint:
         return Endpoint(route.client_type, route.provider, url, chosen, source, key, platform)
@@ -130,10 +139,10 @@ def resolve_endpoint(
         key = Secret(api_key)
         return endpoint(route.auth(key), "argument", key)
     found = next(((name, env[name]) for name in route.key_envs if env.get(name)), None)
-    chain = None if found is not None else ambient_signer(platform, ambient)
+    chain = None if found is not None else _ambient_signer(platform, ambient)
     if found is None and chain is None:
         names = " or ".join(route.key_envs) or "a key variable"
-        also = ", or signer=entra_id(...)" if route.provider == "azure" else ""
+        also = f", or {unit.credentials_from}" if unit and unit.credentials_from else ""
         raise ConfigurationError(
             f"no API key for {route.provider} ({route.client_type}): set {names} "
             f"or pass api_key=...{also}"
@@ -151,3 +160,19 @@ def resolve_endpoint(
         return endpoint(route.auth(key), source, key)
     assert chain is not None
     return endpoint(chain[0], source)
+
+
+def _ambient_signer(
+    platform: PlatformSettings | None, cache: AmbientSigners | None
+) -> tuple[RequestSigner, str] | None:
+    """The signer over the credentials the platform finds by itself, and where from; None: it
+    has none (Azure's Entra ID needs the caller's token provider, as `signer=`). Nothing is
+    resolved here: the chain or ADC is read when the first request is signed."""
+    ambient = platform.unit.ambient if platform is not None else None
+    if platform is None or ambient is None:
+        return None
+    if cache is None:
+        return ambient.signer_for(platform), ambient.source
+    if platform not in cache:
+        cache[platform] = ambient.signer_for(platform)
+    return cache[platform], ambient.source

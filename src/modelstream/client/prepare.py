@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import orjson
 
 from ..auth.signing import RequestSigner
+from ..platforms import PlatformSettings, platform_for_provider
 from ..protocols import encode_request, protocol_named
+from ..protocols.common.encoding import ProviderRequest
 from ..types import Config, Message
-from .credentials import Endpoint, Secret, resolve_endpoint
-from .platforms import AmbientSigners, Platform, platform_for_provider, platform_request
+from .credentials import AmbientSigners, Endpoint, Secret, resolve_endpoint
 from .routing import resolve_route
 
 
@@ -45,7 +46,7 @@ def endpoint_for(
     api_key: Secret | None,
     env: Mapping[str, str],
     signer: RequestSigner | None = None,
-    platform: Platform | None = None,
+    platform: PlatformSettings | None = None,
     ambient: AmbientSigners | None = None,
 ) -> Endpoint:
     """Where a call for `model` goes and how it is signed; raises ConfigurationError."""
@@ -72,7 +73,7 @@ def plan_call(
     api_key: Secret | None,
     env: Mapping[str, str],
     signer: RequestSigner | None = None,
-    platform: Platform | None = None,
+    platform: PlatformSettings | None = None,
     ambient: AmbientSigners | None = None,
 ) -> CallPlan:
     """Route `model`, pick its signer and base URL, and encode the request for its client type
@@ -88,7 +89,8 @@ def plan_call(
         ambient=ambient,
     )
     encoded = encode_request(endpoint.client_type, model, messages, config)
-    encoded = platform_request(endpoint.platform, endpoint.client_type, model, encoded)
+    if endpoint.platform is not None:
+        encoded = _on_platform(endpoint.platform, endpoint.client_type, model, encoded)
     headers = {
         "content-type": "application/json",
         "accept": protocol_named(endpoint.client_type).accept,
@@ -101,3 +103,12 @@ def plan_call(
         headers=headers,
     )
     return CallPlan(model, endpoint, request)
+
+
+def _on_platform(
+    platform: PlatformSettings, client_type: str, model: str, request: ProviderRequest
+) -> ProviderRequest:
+    """The request on the platform's paths (and body), by its rule for the protocol; as the
+    protocol encoded it when the platform has none (Bedrock's own paths)."""
+    rule = platform.unit.requests.get(client_type)
+    return request if rule is None else rule(request, platform, model)

@@ -6,9 +6,10 @@ longest prefix of its name (compared case-insensitively). An explicit `client_ty
 model's protocol; the route then comes from the model if its protocol agrees, else from the
 protocol's own provider (`CLIENT_TYPE_ROUTES`).
 
-With `platform=` (Vertex AI, Azure OpenAI, Bedrock: `platforms.py`) the provider is the
-platform's, and the protocol is `client_type`, else the model's own if the platform serves it,
-else the platform's default. Bedrock model ids route to Bedrock by themselves.
+With `platform=` (a cloud platform's settings, whose unit in `modelstream.platforms` says what
+it serves) the provider is the platform's, and the protocol is `client_type`, else the model's
+own if the platform serves it, else the platform's default (the first it serves). A model whose
+route goes to a platform's provider (a Bedrock model id) reaches that platform by itself.
 
 `client_type="modelstream"` is a modelstream server (docs/server.md): it has no public endpoint,
 so it needs `base_url=` (or `MODELSTREAM_BASE_URL`) and the server's bearer key (`api_key=` or
@@ -23,9 +24,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..errors import ConfigurationError
+from ..platforms import PlatformSettings
 from ..protocols import CLIENT_TYPES, REGISTRY, protocol_named
 from ..protocols.descriptor import Provider, SignerFactory
-from .platforms import PROVIDERS, SERVES, Platform
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def route_for_model(model: str) -> Route | None:
 
 
 def resolve_route(
-    model: str, client_type: str | None = None, platform: Platform | None = None
+    model: str, client_type: str | None = None, platform: PlatformSettings | None = None
 ) -> Route:
     """The route for `model`, or for `client_type` when given; raises a ConfigurationError that
     says what to pass when neither is known."""
@@ -99,14 +100,16 @@ def resolve_route(
     return CLIENT_TYPE_ROUTES[client_type]
 
 
-def _platform_route(platform: Platform, route: Route | None, client_type: str | None) -> Route:
-    served = SERVES[platform.name]
+def _platform_route(
+    platform: PlatformSettings, route: Route | None, client_type: str | None
+) -> Route:
+    unit = platform.unit
+    served = unit.serves
     if client_type is None:
         client_type = route.client_type if route and route.client_type in served else served[0]
     protocol_named(client_type, what="client type")
     if client_type not in served:
         raise ConfigurationError(
-            f"{platform.name} does not serve client type {client_type!r}; it serves "
-            f"{', '.join(served)}"
+            f"{unit.name} does not serve client type {client_type!r}; it serves {', '.join(served)}"
         )
-    return Route.to(client_type, PROVIDERS[platform.name])
+    return Route.to(client_type, unit.provider)

@@ -15,12 +15,12 @@ from typing import Any
 from ..auth.signing import RequestSigner
 from ..errors import ConfigurationError
 from ..messages import Prompt, as_messages
+from ..platforms import REGISTRY, PlatformOption, is_platform, platform_of, settings_listed
 from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
 from ..types import Config
-from .credentials import CredentialMasks, Secret
+from .credentials import AmbientSigners, CredentialMasks, Secret
 from .model_list import ModelListCall
-from .platforms import AmbientSigners, Azure, Bedrock, PlatformOption, Vertex, platform_of
 from .prepare import CallPlan, endpoint_for, plan_call
 from .retry import RetryOption, RetryPolicy, retry_policy_from, with_max_retries
 from .streams import StreamCall
@@ -169,10 +169,10 @@ def _check_options(*, random: object, traces: object, signer: object, platform: 
         )
     if signer is not None and not callable(getattr(signer, "sign", None)):
         raise TypeError(f"signer must be a RequestSigner (with .sign), got {type(signer).__name__}")
-    if platform is not None and not isinstance(platform, str | Bedrock | Vertex | Azure):
+    if platform is not None and not (isinstance(platform, str) or is_platform(platform)):
+        names = ", ".join(repr(name) for name in REGISTRY)
         raise TypeError(
-            "platform must be 'bedrock', 'vertex', 'azure', or Bedrock(...), Vertex(...) or "
-            f"Azure(...), got {type(platform).__name__}"
+            f"platform must be {names}, or {settings_listed()}, got {type(platform).__name__}"
         )
 
 

@@ -19,13 +19,13 @@ import httpx
 from ..auth.signing import RequestSigner
 from ..errors import IncompleteStreamError, StreamError
 from ..messages import Prompt
+from ..platforms import PlatformOption
 from ..results import AssistantMessage, FinalResponse, PartialResponse
 from ..traces.sinks import TracesOption
 from ..types import Config, Event
 from .failures import classify
 from .http_errors import MAX_ERROR_BODY
 from .model_list import ListedModel
-from .platforms import PlatformOption
 from .prepare import CallPlan
 from .retry import RetryOption
 from .settings import ClientSettings

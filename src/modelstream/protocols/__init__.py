@@ -15,7 +15,6 @@ from ..errors import ConfigurationError
 from ..types import Config, Message
 from .common.decoding import StreamDecoderAdapter
 from .common.encoding import ProviderRequest, RequestEncoder
-from .common.providers import PLATFORM_PROVIDERS
 from .descriptor import Protocol, Provider
 
 # one line per protocol: the package under modelstream/protocols/ that defines its PROTOCOL
@@ -81,8 +80,6 @@ def providers() -> tuple[Provider, ...]:
     for protocol in REGISTRY.values():
         for provider in (protocol.provider, *(route.provider for route in protocol.routes)):
             seen.setdefault(provider.name, provider)
-    for provider in PLATFORM_PROVIDERS:
-        seen.setdefault(provider.name, provider)
     return tuple(seen.values())
 
 

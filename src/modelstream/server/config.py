@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from ..client.credentials import Secret
-from ..client.platforms import Platform, platform_of
 from ..client.prepare import endpoint_for
 from ..client.routing import resolve_route
 from ..errors import ConfigurationError
 from ..hosts import allowed_name
+from ..platforms import REGISTRY as PLATFORMS
+from ..platforms import PlatformSettings, listed, platform_named, platform_of
 from ..protocols import protocol_named
 from ..traces.store import TraceLimits
 
@@ -56,7 +57,7 @@ class ModelEntry:
     idle_timeout_seconds: float = 60.0  # no upstream bytes for this long ends the stream
     # whether callers may send config.extra_body (never over a field the server writes)
     allow_extra_body: bool = True
-    platform: Platform | None = None  # Bedrock, Vertex AI or Azure, with its settings
+    platform: PlatformSettings | None = None  # a cloud platform, with its settings
     # the protocol's `selectors` (a stored turn, an agent, a cached context) callers may send
     # in extra_body; none by default: they would reach state or models the operator did not pick
     allow_selectors: frozenset[str] = frozenset()
@@ -312,26 +313,26 @@ def _selectors(raw: Mapping[str, Any], client_type: str, where: str) -> frozense
     return frozenset(value)
 
 
-def _platform(value: Any) -> Platform | None:
+def _platform(value: Any) -> PlatformSettings | None:
     """`platform = "vertex"`, or a table naming it with its settings:
     `platform = { name = "vertex", project = "p", location = "us-east5" }`."""
     if value is None or isinstance(value, str):
         return platform_of(value)
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        names = listed(f'"{name}"' for name in PLATFORMS)
         raise ConfigurationError(
-            'platform must be "bedrock", "vertex" or "azure", or a table with name = one of '
-            "them and the platform's settings"
+            f"platform must be {names}, or a table with name = one of them and the platform's "
+            "settings"
         )
     settings = {key: item for key, item in value.items() if key != "name"}
-    named = platform_of(value["name"])
-    assert named is not None  # a str names a platform or raises
-    kind = type(named)
+    kind = platform_named(value["name"]).settings
     known = {field.name for field in dataclasses.fields(kind)}
     _no_unknown(settings, known, f"platform {value['name']!r}")
     wrong = sorted(key for key, item in settings.items() if not isinstance(item, str))
     if wrong:
         raise ConfigurationError(f"platform {value['name']!r}: {', '.join(wrong)} must be strings")
-    return kind(**settings)
+    platform: PlatformSettings = kind(**settings)
+    return platform
 
 
 def _secret(value: Any, where: str, env: Mapping[str, str]) -> tuple[str, Secret]:

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import platforms, protocols
 from ..errors import ConfigurationError
-from ..protocols import REGISTRY, providers
+from ..protocols import REGISTRY
 from .record import TraceTurn
 from .store import token_counts
 
 
 def _otel_provider(provider: str | None) -> str | None:
     """Our provider name, or the conventions' registry name where it spells it otherwise."""
-    known = next((p for p in providers() if p.name == provider), None)
+    everyone = (*protocols.providers(), *platforms.providers())
+    known = next((p for p in everyone if p.name == provider), None)
     if known is None or known.otel_name is None:
         return provider
     return known.otel_name
