@@ -168,7 +168,7 @@ def test_a_file_that_is_not_an_event_stream_says_so(tmp_path: Path, protocol: st
     assert result.returncode == 2
     assert result.stderr.strip() == (
         f"modelstream replay: error: notes.txt: no {protocol} frames found (this is not "
-        f"{framing[REGISTRY[protocol].framing]}: it starts with 'Dear diary,\\ntoday I decoded "
+        f"{framing[REGISTRY[protocol].framing.name]}: it starts with 'Dear diary,\\ntoday I decoded "
         "a stream and')"
     )
 

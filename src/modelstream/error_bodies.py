@@ -12,13 +12,18 @@ JSON (a proxy's HTML page) gives its first characters as the message.
 `ProviderError` that names the cause is chosen there, from the status (HTTP, or the HTTP-like
 code an in-stream error carries) and the provider's error type, code, reason and message, for
 refused requests, error documents and in-stream error events alike.
+
+The words that name a cause are the providers', not this module's: each protocol package
+declares its providers' `ErrorWords` (`Protocol.error_words`), the registry merges them into one
+value (`modelstream.protocols.ERROR_WORDS`), and the readers here are given that value. The rules
+(what is read first, which cause wins) stay here.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
 import orjson
@@ -37,25 +42,33 @@ from .errors import (
 
 _PREVIEW = 500
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
-# Error types, statuses and codes that say "try again later": OpenAI, Anthropic, Gemini.
-_RETRYABLE_KINDS = frozenset(
-    {
-        "server_error",
-        "rate_limit_exceeded",
-        "rate_limit_error",
-        "overloaded_error",
-        "server_is_overloaded",
-        "service_unavailable",
-        "slow_down",
-        "timeout",
-        "timeout_error",
-        "api_error",
-        "UNAVAILABLE",
-        "RESOURCE_EXHAUSTED",
-        "INTERNAL",
-        "DEADLINE_EXCEEDED",
-    }
-)
+
+
+@dataclass(frozen=True)
+class ErrorWords:
+    """How providers name their errors: the type, status, code and reason words (and message
+    phrases, in lower case) that say what went wrong. A protocol package declares its providers'
+    words; `a | b` merges two sets of them."""
+
+    retryable: frozenset[str] = frozenset()  # try again later
+    bad_key: frozenset[str] = frozenset()  # the key or token is not valid (whatever the status)
+    permission_denied: frozenset[str] = frozenset()
+    not_found: frozenset[str] = frozenset()
+    rate_limited: frozenset[str] = frozenset()
+    overloaded: frozenset[str] = frozenset()
+    server_error: frozenset[str] = frozenset()
+    bad_request: frozenset[str] = frozenset()
+    quota_exhausted: frozenset[str] = frozenset()  # a rate limit that waiting does not lift
+    context_window_codes: frozenset[str] = frozenset()  # the prompt does not fit, by its code
+    context_window_messages: frozenset[str] = frozenset()  # ... by its message (lower case)
+
+    def __or__(self, other: ErrorWords) -> ErrorWords:
+        return ErrorWords(
+            **{
+                field.name: getattr(self, field.name) | getattr(other, field.name)
+                for field in fields(ErrorWords)
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,7 @@ def error_document(
     body: bytes,
     *,
     provider: str | None,
+    words: ErrorWords,
     reader: ErrorBodyReader | None = None,
 ) -> ProviderError | None:
     """The `ProviderError` a 2xx body stands for when it is one JSON error document, else None.
@@ -127,92 +141,16 @@ def error_document(
         error_type=read.error_type,
         code=read.code,
         reason=read.reason,
-        retryable=is_retryable_kind(read.error_type, read.code),
+        retryable=is_retryable_kind(read.error_type, read.code, words),
         retry_after=read.retry_delay,
         provider=provider,
+        words=words,
     )
 
 
 # --- the cause -------------------------------------------------------------------------------
 
-# Error types, codes and reasons that name a cause when the status does not (an in-stream error
-# has none), tried in this order. From the providers' error references: OpenAI (`type`,
-# `code`), Anthropic (`type`), Gemini (`status`, ErrorInfo `reason`), Bedrock
-# (`x-amzn-ErrorType` / exception type; the event-stream exceptions are spelled with a small
-# initial). A bad key is read before the status: Gemini says it with a 400, AWS with a 403.
-_BAD_KEY = frozenset(
-    {
-        "authentication_error",  # Anthropic 401
-        "invalid_api_key",  # OpenAI 401 code
-        "UNAUTHENTICATED",  # Google 401
-        "API_KEY_INVALID",  # Gemini: a 400 INVALID_ARGUMENT whose reason is the key
-        "UnrecognizedClientException",  # AWS 403: the access key or token is not valid
-        "InvalidSignatureException",
-        "InvalidClientTokenId",
-        "ExpiredTokenException",
-    }
-)
-_CAUSES: tuple[tuple[type[ProviderError], frozenset[str]], ...] = (
-    (
-        PermissionDeniedError,
-        frozenset({"permission_error", "PERMISSION_DENIED", "AccessDeniedException"}),
-    ),
-    (
-        NotFoundError,
-        frozenset({"not_found_error", "model_not_found", "NOT_FOUND", "ResourceNotFoundException"}),
-    ),
-    (
-        RateLimitError,
-        frozenset(
-            {
-                "rate_limit_error",
-                "rate_limit_exceeded",
-                "insufficient_quota",
-                "RESOURCE_EXHAUSTED",
-                "ThrottlingException",
-                "throttlingException",
-                "ServiceQuotaExceededException",
-            }
-        ),
-    ),
-    (
-        OverloadedError,
-        frozenset(
-            {
-                "overloaded_error",
-                "server_is_overloaded",
-                "UNAVAILABLE",
-                "ServiceUnavailableException",
-                "serviceUnavailableException",
-            }
-        ),
-    ),
-    (
-        ServerError,
-        frozenset(
-            {
-                "api_error",
-                "server_error",
-                "INTERNAL",
-                "InternalServerException",
-                "internalServerException",
-                "modelStreamErrorException",
-            }
-        ),
-    ),
-    (
-        BadRequestError,
-        frozenset(
-            {
-                "invalid_request_error",
-                "INVALID_ARGUMENT",
-                "ValidationException",
-                "validationException",
-            }
-        ),
-    ),
-)
-# What a status says on its own (any other 5xx: ServerError).
+# A status that names a cause on its own (any other 5xx: ServerError).
 _STATUS_CAUSES: dict[int, type[ProviderError]] = {
     400: BadRequestError,
     401: AuthenticationError,
@@ -224,21 +162,6 @@ _STATUS_CAUSES: dict[int, type[ProviderError]] = {
     503: OverloadedError,
     529: OverloadedError,  # Anthropic's overloaded_error
 }
-# A quota used up, not a rate: waiting does not help, so it is not retried (OpenAI: "You
-# exceeded your current quota, please check your plan and billing details").
-_QUOTA_EXHAUSTED = frozenset({"insufficient_quota"})
-# How each provider says the prompt does not fit the context window (OpenAI's code; the
-# messages of OpenAI Chat and compatibles, OpenAI Responses, Anthropic (also through Bedrock),
-# Gemini and Bedrock), matched in lower case.
-_CONTEXT_WINDOW_CODES = frozenset({"context_length_exceeded"})
-_CONTEXT_WINDOW_MESSAGES = (
-    "maximum context length",  # OpenAI Chat: "This model's maximum context length is N tokens"
-    "exceeds the context window",  # OpenAI Responses: "Your input exceeds the context window"
-    "prompt is too long",  # Anthropic: "prompt is too long: N tokens > M maximum"
-    "exceed context limit",  # Anthropic: "input length and `max_tokens` exceed context limit"
-    "exceeds the maximum number of tokens allowed",  # Gemini: "The input token count (N) ..."
-    "input is too long for requested model",  # Bedrock ValidationException
-)
 
 
 def provider_error(
@@ -252,45 +175,65 @@ def provider_error(
     retry_after: float | None = None,
     provider: str | None = None,
     model: str | None = None,
+    words: ErrorWords,
 ) -> ProviderError:
     """The error a provider reported, as the `ProviderError` subclass that names its cause.
 
     `status` is the HTTP status of a refused request; an in-stream error passes None and its
     HTTP-like `code` (Gemini's, Bedrock's `originalStatusCode`) stands in for it. `retryable`
-    is the caller's reading of the status or type, except that a used-up quota never is."""
+    is the caller's reading of the status or type, except that a used-up quota never is.
+    `words` are the providers' names of causes (the registry's `ERROR_WORDS`)."""
     kinds = {kind for kind in (error_type, reason) if kind}
     if code is not None:
         kinds.add(str(code))
-    cls = provider_error_class(_http_like(status, code), kinds, message.lower() if message else "")
+    lowered = message.lower() if message else ""
+    cls = provider_error_class(_http_like(status, code), kinds, lowered, words)
     return cls(
         message,
         status=status,
         error_type=error_type,
         code=code,
-        retryable=retryable and not (kinds & _QUOTA_EXHAUSTED),
+        retryable=retryable and not (kinds & words.quota_exhausted),
         retry_after=retry_after,
         provider=provider,
         model=model,
     )
 
 
-def provider_error_class(status: int | None, kinds: set[str], message: str) -> type[ProviderError]:
+def provider_error_class(
+    status: int | None, kinds: set[str], message: str, words: ErrorWords
+) -> type[ProviderError]:
     """The subclass for an error with this status (or None), these type/code/reason words and
     this message (lower case). The context window and a bad key are read first, as providers
-    send them under a generic status (400, 403); then the status decides, then the words."""
+    send them under a generic status (Gemini says a bad key with a 400, AWS with a 403); then
+    the status decides, then the words, causes tried in the order of `_causes`."""
     if status in (None, 400, 413, 422) and (
-        kinds & _CONTEXT_WINDOW_CODES or any(text in message for text in _CONTEXT_WINDOW_MESSAGES)
+        kinds & words.context_window_codes
+        or any(text in message for text in words.context_window_messages)
     ):
         return ContextWindowExceededError
-    if kinds & _BAD_KEY and status in (None, 400, 401, 403):
+    if kinds & words.bad_key and status in (None, 400, 401, 403):
         return AuthenticationError
     by_status = _by_status(status) if status is not None else None
     if by_status is not None:
         return by_status
-    for cls, words in _CAUSES:
-        if kinds & words:
+    for cls, named in _causes(words):
+        if kinds & named:
             return cls
     return ProviderError
+
+
+def _causes(words: ErrorWords) -> tuple[tuple[type[ProviderError], frozenset[str]], ...]:
+    """The causes an error's words may name when its status does not (an in-stream error has
+    none), in the order they are tried."""
+    return (
+        (PermissionDeniedError, words.permission_denied),
+        (NotFoundError, words.not_found),
+        (RateLimitError, words.rate_limited),
+        (OverloadedError, words.overloaded),
+        (ServerError, words.server_error),
+        (BadRequestError, words.bad_request),
+    )
 
 
 def _by_status(status: int) -> type[ProviderError] | None:
@@ -314,12 +257,12 @@ def is_retryable_status(status: int) -> bool:
     return status in _RETRYABLE_STATUSES or status >= 500
 
 
-def is_retryable_kind(error_type: str | None, code: str | int | None) -> bool:
+def is_retryable_kind(error_type: str | None, code: str | int | None, words: ErrorWords) -> bool:
     """Whether a provider's error type or code (Gemini's is an HTTP status) says the request may
     succeed when retried."""
     if isinstance(code, int) and is_retryable_status(code):
         return True
-    return error_type in _RETRYABLE_KINDS or code in _RETRYABLE_KINDS
+    return error_type in words.retryable or code in words.retryable
 
 
 def _not_a_document(body: bytes) -> ErrorBody:

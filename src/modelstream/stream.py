@@ -2,8 +2,8 @@
 
     bytes ─► framer ─► provider adapter ─► ItemAssembler ─► events
 
-The framer is the one the adapter's `framing` names (`framing`: SSE, a whole JSON body, or the
-binary AWS event stream); every framer gives the same `(event, data, id, retry)` frames.
+The framer is made by the protocol's `framing` (`modelstream.framing`: SSE, a whole JSON body, or
+the binary AWS event stream); every framer gives the same `(event, data, id, retry)` frames.
 
 `StreamDecoder` is what every IO shell (HTTP client, server, `replay`, tests) drives. It never
 reads a socket or a clock: the caller feeds bytes, passes the time if it wants `created_at`
@@ -28,7 +28,8 @@ modelstream server's stream (`client/resume.py`) drops events already seen there
 `restart_framing()` drops a frame cut off by a dropped connection.
 
 A 200 response whose body is one JSON document instead of an event stream (its first byte is
-`{` or `[`) is a provider's error object (`error_bodies`): it ends the turn as `ProviderError`.
+`{` or `[`: `Framing.starts_document`) is a provider's error object (`error_bodies`, read with
+every provider's error words): it ends the turn as `ProviderError`.
 
 `redact` (the client passes its key's masking) is applied to every error's message and facts.
 `pricing` (the client passes the model catalogue's `turn_cost`) gives results their `cost`;
@@ -52,9 +53,8 @@ from .errors import (
     StreamError,
     StreamProtocolError,
 )
-from .framing import DEFAULT_MAX_FRAME_BYTES, EventStreamFramer, Framer, RawFrame, make_framer
-from .framing.json_body import JSONBodyFramer
-from .protocols import protocol_named
+from .framing import DEFAULT_MAX_FRAME_BYTES, Framer, JSONBodyFramer, RawFrame
+from .protocols import ERROR_WORDS, protocol_named
 from .results import (
     AssistantMessage,
     FinalResponse,
@@ -84,26 +84,27 @@ class StreamDecoder:
         descriptor = protocol_named(protocol)
         adapter_class = descriptor.decoder
         self._read_error_body = descriptor.read_error_body  # the protocol's error shape
+        self._error_words = ERROR_WORDS  # every provider's names of error causes
         self.metadata = StreamMetadata(
             protocol=protocol, provider=provider or adapter_class.default_provider
         )
         self.error: StreamError | None = None
         self._framing = descriptor.framing
-        self._framer: Framer = make_framer(self._framing, max_frame_bytes)
+        self._framer: Framer = self._framing.framer(max_frame_bytes)
         self._frame_filter = frame_filter
         self._comments_before = 0  # SSE comments counted by framers dropped in a restart
         self._assembler = ItemAssembler(
             self.metadata, lenient_tool_arguments=lenient_tool_arguments
         )
-        self._adapter = adapter_class(self._assembler)
+        self._adapter = adapter_class(self._assembler, self._error_words)
         self._max_frame_bytes = max_frame_bytes
         self._lenient_frames = lenient_frames
         self._redact = redact
         self._pricing = pricing  # the results' cost (the catalogue's `turn_cost`)
         self._frames_seen = 0  # data frames given to the adapter, to name a broken one
-        # An event-stream body is watched until its first byte: `{` or `[` is a JSON document.
-        self._sniffing = self._framing != "json"
-        self._document = False
+        # A body is watched until its first byte: it may be a JSON document, not frames.
+        self._sniffing = True
+        self._document: JSONBodyFramer | None = None  # the body, when it is one
         self._partial: PartialResponse | None = None
         self._created_at: int | None = None
         self._ended = False
@@ -152,9 +153,8 @@ class StreamDecoder:
         self._ended = True
         self._assembler.now_ms = now_ms
         try:
-            if self._document:
-                assert isinstance(self._framer, JSONBodyFramer)
-                self._read_document(self._framer.body())
+            if self._document is not None:
+                self._read_document(self._document.body())
             frames = self._framer.end_fields()
             if self._frame_filter is not None:
                 frames = self._frame_filter(frames)
@@ -171,8 +171,8 @@ class StreamDecoder:
         """Forget the bytes of a frame still arriving: the connection that carried it is gone,
         and the next one (a resume) starts at a frame boundary."""
         self._comments_before += self._framer.comments
-        self._framer = make_framer(self._framing, self._max_frame_bytes)
-        self._sniffing = self._framing != "json"
+        self._framer = self._framing.framer(self._max_frame_bytes)
+        self._sniffing = True
 
     def cancel(self, reason: str = "cancelled by the caller") -> PartialResponse:
         """Record that the caller stopped reading; returns the partial response."""
@@ -199,10 +199,9 @@ class StreamDecoder:
                 return
 
     def _salvage(self, error: CorruptedMessageError, ending: bool = False) -> None:
-        """A damaged event-stream message: decode the frames before it, then fail the turn, or
-        skip the message and read on when lenient and its length was intact."""
+        """A damaged frame (an event-stream message): decode the frames before it, then fail the
+        turn, or skip the frame and read on when lenient and its length was intact."""
         framer = self._framer
-        assert isinstance(framer, EventStreamFramer)
         try:
             while True:
                 self._decode(framer.take_salvaged())
@@ -236,18 +235,21 @@ class StreamDecoder:
             self._adapter.on_frame(frame[0], frame[1])
 
     def _sniff(self, data: bytes) -> None:
-        head = data.lstrip(b" \t\r\n\xef\xbb\xbf")
-        if head:
+        document = self._framing.starts_document(data)
+        if document is not None:
             self._sniffing = False
-            # No SSE stream starts so, nor an AWS event stream (its first byte is the top byte
-            # of a message length, `{` would be over a gigabyte): a JSON document.
-            if head[:1] in (b"{", b"["):
-                self._document = True
-                self._framer = JSONBodyFramer(self._max_frame_bytes)
+            if document:
+                self._document = JSONBodyFramer(self._max_frame_bytes)
+                self._framer = self._document
 
     def _read_document(self, body: bytes) -> None:
         """A 200 body that is one JSON document: the provider's error object, or no stream."""
-        error = error_document(body, provider=self.metadata.provider, reader=self._read_error_body)
+        error = error_document(
+            body,
+            provider=self.metadata.provider,
+            words=self._error_words,
+            reader=self._read_error_body,
+        )
         if error is not None:
             raise error
         preview = body[:200].decode("utf-8", "replace")

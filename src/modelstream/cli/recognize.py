@@ -13,17 +13,11 @@ recognition ties.
 from __future__ import annotations
 
 from ..errors import ProviderError, StreamError
-from ..framing import make_framer
 from ..protocols import REGISTRY, protocol_named
 from ..stream import StreamDecoder
 from ..types import Event
 
 HEAD_BYTES = 64 * 1024  # read before choosing: several frames of every known protocol
-_FRAMING_NAMES = {
-    "sse": "an SSE event stream",
-    "eventstream": "an AWS event stream",
-    "json": "a JSON document",
-}
 
 
 def grammar_found(protocol: str, head: bytes) -> int:
@@ -70,17 +64,9 @@ def mismatch(protocol: str, head: bytes) -> str | None:
     if other is not None and other != protocol:
         return f"no {protocol} frames found (this looks like {other}): pass --protocol {other}"
     framing = protocol_named(protocol).framing
-    if framing == "json":
-        return None  # a JSON document is one frame whatever it holds
-    try:
-        framer = make_framer(framing)
-        frames = framer.feed_fields(head)
-    except StreamError:
-        frames = []
-    if not frames:
-        start = head[:40].decode("utf-8", "replace")
-        return (
-            f"no {protocol} frames found (this is not {_FRAMING_NAMES[framing]}: "
-            f"it starts with {start!r})"
-        )
-    return None
+    if framing.finds_frames(head):
+        return None
+    start = head[:40].decode("utf-8", "replace")
+    return (
+        f"no {protocol} frames found (this is not {framing.description}: it starts with {start!r})"
+    )

@@ -1,7 +1,8 @@
 """An HTTP error response, read into a `ProviderError` with the provider's own type, code and
 message (the body is read by the protocol's `read_error_body`, by default
 `modelstream.error_bodies.read_error_body`, which knows the OpenAI, Anthropic and Google shapes),
-as the subclass that names its cause (`error_bodies.provider_error`)."""
+as the subclass that names its cause (`error_bodies.provider_error`, with every provider's error
+words: the registry's `ERROR_WORDS`)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from http import HTTPStatus
 
 from ..error_bodies import (
     ErrorBodyReader,
+    ErrorWords,
     is_retryable_status,
     provider_error,
     read_error_body,
 )
 from ..errors import ProviderError
+from ..protocols import ERROR_WORDS
 from .retry import parse_retry_after
 
 MAX_ERROR_BODY = 64 * 1024  # bytes of an error body read; the rest is not buffered
@@ -30,6 +33,7 @@ def provider_error_from_http(
     model: str | None = None,
     redact: Callable[[str], str] | None = None,
     read_body: ErrorBodyReader = read_error_body,
+    words: ErrorWords = ERROR_WORDS,
 ) -> ProviderError:
     """The error for a non-2xx response; `now` (Unix seconds) dates an HTTP-date Retry-After."""
     read = read_body(body, headers)
@@ -52,6 +56,7 @@ def provider_error_from_http(
         retry_after=retry_after,
         provider=provider,
         model=model,
+        words=words,
     )
     if redact is not None:  # the message may echo a credential: the signer masks it
         error.redact(redact)

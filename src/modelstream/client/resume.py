@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..framing.sse import RawFrame
+from ..framing import RawFrame
 from ..protocols.modelstream.encoder import STREAM_PATH, resume_path
 
 

@@ -45,7 +45,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Union
 
 from ..errors import CorruptedMessageError, FrameTooLargeError, IncompleteStreamError
-from .sse import DEFAULT_MAX_FRAME_BYTES, RawFrame
+from .frames import DEFAULT_MAX_FRAME_BYTES, RawFrame
 
 HeaderValue = Union[bool, int, bytes, str, datetime, uuid.UUID]  # noqa: UP007 (a runtime alias)
 
@@ -364,6 +364,22 @@ class EventStreamFramer:
         return name, data
 
 
+def split_messages(body: bytes) -> list[bytes]:
+    """A recorded body cut after each message by its total-length prefix (nothing is checked);
+    bytes that are no whole message (a cut-off body) are the last piece."""
+    pieces: list[bytes] = []
+    start = 0
+    while len(body) - start >= _PRELUDE_BYTES:
+        total = int.from_bytes(body[start : start + 4], "big")
+        if total < _MIN_MESSAGE or start + total > len(body):
+            break
+        pieces.append(body[start : start + total])
+        start += total
+    if start < len(body):
+        pieces.append(body[start:])
+    return pieces
+
+
 def encode_message(headers: dict[str, HeaderValue], payload: bytes) -> bytes:
     """One message, bytes on the wire (the emulator's writer and the tests use it). Python
     types pick the value type: bool, int (as int32, or int64 beyond it), bytes, str, datetime
@@ -407,4 +423,5 @@ __all__ = [
     "encode_message",
     "frame_event",
     "parse_headers",
+    "split_messages",
 ]

@@ -5,7 +5,7 @@ response cannot grow without bound."""
 from __future__ import annotations
 
 from ..errors import FrameTooLargeError
-from .sse import DEFAULT_MAX_FRAME_BYTES, RawFrame
+from .frames import DEFAULT_MAX_FRAME_BYTES, RawFrame
 
 
 class JSONBodyFramer:
@@ -27,6 +27,15 @@ class JSONBodyFramer:
     def end_fields(self) -> list[RawFrame]:
         return [("message", self.body().decode("utf-8", "replace"), None, None)]
 
+    def take_salvaged(self) -> list[RawFrame]:
+        """None: the one frame is whole or not there."""
+        return []
+
     def body(self) -> bytes:
         """The bytes held so far."""
         return b"".join(self._pieces)
+
+
+def split_document(body: bytes) -> list[bytes]:
+    """A recorded body as its one frame (none when it is empty)."""
+    return [body] if body else []

@@ -13,16 +13,14 @@ as a list of pieces, so a long line arriving in small pieces costs linear time, 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import FrameTooLargeError
+from .frames import DEFAULT_MAX_FRAME_BYTES, RawFrame
 
 _BOM = b"\xef\xbb\xbf"
-DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024
-
-
-# (event, data, id, retry) of one frame
-RawFrame = tuple[str, str, str | None, int | None]
+_FRAME_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
 @dataclass(slots=True)
@@ -94,6 +92,10 @@ class SSEDecoder:
         self._skip_lf = cut == len(chunk) and lines[-1] == 0x0D
         return self._lines(lines.splitlines())
 
+    def take_salvaged(self) -> list[RawFrame]:
+        """None: an SSE stream has no damaged frame to step over (a broken line is data)."""
+        return []
+
     def end_fields(self) -> list[RawFrame]:
         """Like `end`, as plain tuples."""
         self._start = b""  # a body that is only part of a BOM holds nothing
@@ -153,3 +155,19 @@ class SSEDecoder:
         self._data, self._event, self._size = data, event, size
         self.last_event_id, self._retry = last_id, retry
         return frames
+
+
+def split_frames(body: bytes) -> list[bytes]:
+    """A recorded body cut after each frame's blank line (the last piece may be a frame without
+    one); the pieces join back to `body`."""
+    frames: list[bytes] = []
+    start = 0
+    for match in _FRAME_END.finditer(body):
+        frames.append(body[start : match.end()])
+        start = match.end()
+    if start < len(body):
+        frames.append(body[start:])
+    return frames
+
+
+__all__ = ["DEFAULT_MAX_FRAME_BYTES", "RawFrame", "SSEDecoder", "SSEFrame", "split_frames"]

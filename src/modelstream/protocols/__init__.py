@@ -8,9 +8,12 @@ line below.
 from __future__ import annotations
 
 import importlib
+import operator
 from collections.abc import Mapping
+from functools import reduce
 from types import MappingProxyType
 
+from ..error_bodies import ErrorWords
 from ..errors import ConfigurationError
 from ..types import Config, Message
 from .common.decoding import StreamDecoderAdapter
@@ -45,6 +48,11 @@ PROTOCOLS: tuple[str, ...] = tuple(
     name for name, p in REGISTRY.items() if not p.relayed and not p.embedding
 )
 EMBEDDING_PROTOCOLS: tuple[str, ...] = tuple(name for name, p in REGISTRY.items() if p.embedding)
+# How every provider names its error causes (each package's `error_words`), merged: the words
+# the core's error readers (`error_bodies`) are given, as a provider may relay another's error.
+ERROR_WORDS: ErrorWords = reduce(
+    operator.or_, (p.error_words for p in REGISTRY.values()), ErrorWords()
+)
 
 
 def protocol_named(name: str, *, what: str = "protocol") -> Protocol:
@@ -86,6 +94,7 @@ def providers() -> tuple[Provider, ...]:
 __all__ = [
     "CLIENT_TYPES",
     "EMBEDDING_PROTOCOLS",
+    "ERROR_WORDS",
     "PROTOCOLS",
     "REGISTRY",
     "Protocol",

@@ -12,17 +12,16 @@ endpoint that speaks it (openai, deepseek, google, ...).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..auth.secret import Secret
 from ..auth.signing import RequestSigner
-from ..error_bodies import ErrorBodyReader, read_error_body
+from ..error_bodies import ErrorBodyReader, ErrorWords, read_error_body
+from ..framing import Framing
 from .common.decoding import StreamDecoderAdapter
 from .common.encoding import RequestEncoder
 from .common.gateway import GatewayWire
-
-Framing = Literal["sse", "json", "eventstream"]
 
 # How an API key is sent: a signer made from it (`modelstream.auth`: `BearerSigner`,
 # `anthropic_key`, `gemini_key`, `azure_key`, ...). The transport signs every attempt with it.
@@ -83,12 +82,14 @@ class Protocol:
     name: str  # the registry key, e.g. "openai-chat"; what `client_type=` names
     decoder: type[StreamDecoderAdapter]  # response body frames -> the grammar's events
     encoder: Callable[[], RequestEncoder]  # messages + config -> one HTTP request
-    framing: Framing  # "sse" event stream, "json" one document (embeddings), "eventstream" (AWS)
+    framing: Framing  # how a body is cut into frames: `framing.SSE`, `JSON_BODY`, `EVENT_STREAM`
     auth: SignerFactory  # the signer an API key becomes (e.g. `BearerSigner`, `anthropic_key`)
     provider: Provider  # where an explicit `client_type=` goes when the model's route differs
     routes: tuple[ModelRoute, ...] = ()  # model-name prefixes that choose this protocol
     accept: str = "text/event-stream"  # the request's Accept header
     read_error_body: ErrorBodyReader = read_error_body  # a refused request's body (and headers)
+    # how its providers name error causes (types, codes, messages); the registry merges them
+    error_words: ErrorWords = field(default_factory=ErrorWords)
     otel_operation: str = "chat"  # OpenTelemetry `gen_ai.operation.name`
     emulation: Emulation | None = None  # how the emulator serves it (None: not emulated)
     example_model: str = ""  # a model whose name routes here: for the demo, bench and tests

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..framing import SSE, Framing
 from .emulation import StreamError
 from .turns import Turn
 
@@ -231,38 +231,10 @@ class Reply:
         )
 
 
-_FRAME_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
-
-
-def split_frames(body: bytes, framing: str = "sse") -> list[bytes]:
-    """A body cut after each frame (an SSE blank line, or each event-stream message by its
-    length prefix); the pieces join back to `body`."""
-    if framing == "eventstream":
-        return _split_messages(body)
-    frames: list[bytes] = []
-    start = 0
-    for match in _FRAME_END.finditer(body):
-        frames.append(body[start : match.end()])
-        start = match.end()
-    if start < len(body):
-        frames.append(body[start:])
-    return frames
-
-
-def _split_messages(body: bytes) -> list[bytes]:
-    """An event-stream body cut after each message by its total-length prefix; bytes that
-    are no whole message (a cut-off body) are the last piece."""
-    pieces: list[bytes] = []
-    start = 0
-    while len(body) - start >= 12:
-        total = int.from_bytes(body[start : start + 4], "big")
-        if total < 16 or start + total > len(body):
-            break
-        pieces.append(body[start : start + total])
-        start += total
-    if start < len(body):
-        pieces.append(body[start:])
-    return pieces
+def split_frames(body: bytes, framing: Framing = SSE) -> list[bytes]:
+    """A body cut after each frame of its framing (an SSE blank line, each event-stream message
+    by its length prefix); the pieces join back to `body`."""
+    return framing.split(body)
 
 
 def with_malformed_frame(

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import ConfigurationError
+from ..framing import Framing
 from ..protocols import REGISTRY
 from .emulation import EmbeddingEmulator, StreamEmulator
 
@@ -110,8 +111,8 @@ def embedding_dimensions(
     return default if asked is None else asked
 
 
-def framing(protocol: str) -> str:
-    """How the protocol's bodies are cut into frames ("sse", "json", "eventstream")."""
+def framing(protocol: str) -> Framing:
+    """How the protocol's bodies are cut into frames (`framing.SSE`, `JSON_BODY`, ...)."""
     return REGISTRY[protocol].framing
 
 

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from ...auth.keys import anthropic_key
+from ...framing import SSE
 from ..common.model_lists import ANTHROPIC_MODELS
 from ..common.providers import ANTHROPIC
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import AnthropicMessagesDecoder
 from .encoder import AnthropicMessagesEncoder
+from .errors import ERROR_WORDS
 from .gateway import GATEWAY
 
 PROTOCOL = Protocol(
     name="anthropic-messages",
     decoder=AnthropicMessagesDecoder,
     encoder=AnthropicMessagesEncoder,
-    framing="sse",
+    framing=SSE,
+    error_words=ERROR_WORDS,
     auth=anthropic_key,
     provider=ANTHROPIC,
     routes=(ModelRoute(("claude-",), ANTHROPIC),),

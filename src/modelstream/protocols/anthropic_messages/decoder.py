@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from ...error_bodies import provider_error
+from ...error_bodies import ErrorWords, provider_error
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, load_json
 
@@ -45,8 +45,9 @@ class AnthropicMessagesDecoder:
     protocol = "anthropic-messages"
     default_provider = "anthropic"
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, error_words: ErrorWords) -> None:
         self.sink = sink
+        self.error_words = error_words  # every provider's (`error_bodies.provider_error`)
         self._kinds: dict[int, str] = {}  # block index -> "text" | "thinking" | "tool_call"
         self._counts: dict[str, int | None] = {}
         self._thinking_tokens: int | None = None
@@ -107,6 +108,7 @@ class AnthropicMessagesDecoder:
                     error_type=error_type,
                     retryable=error_type in _RETRYABLE,
                     provider="anthropic",
+                    words=self.error_words,
                 )
             )
         else:

@@ -6,10 +6,12 @@ Bedrock API key goes as a bearer token (docs/client.md, "Platforms")."""
 from __future__ import annotations
 
 from ...auth.keys import bedrock_api_key
+from ...framing import EVENT_STREAM
 from ..descriptor import Emulation, ModelRoute, Protocol, Provider
 from .decoder import BedrockConverseStreamDecoder
 from .encoder import BedrockConverseStreamEncoder
 from .error_body import read_bedrock_error_body
+from .errors import ERROR_WORDS
 
 BEDROCK = Provider(
     "bedrock",
@@ -40,7 +42,8 @@ PROTOCOL = Protocol(
     name="bedrock-converse-stream",
     decoder=BedrockConverseStreamDecoder,
     encoder=BedrockConverseStreamEncoder,
-    framing="eventstream",
+    framing=EVENT_STREAM,
+    error_words=ERROR_WORDS,
     auth=bedrock_api_key,  # an API key is a Bedrock API key; else SigV4 (client routing)
     provider=BEDROCK,
     routes=(ModelRoute(MODEL_ID_PREFIXES + PROFILE_PREFIXES + ARN_PREFIXES, BEDROCK),),

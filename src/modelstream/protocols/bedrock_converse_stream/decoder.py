@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from ...error_bodies import provider_error
+from ...error_bodies import ErrorWords, provider_error
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, load_json
 
@@ -60,8 +60,9 @@ class BedrockConverseStreamDecoder:
     protocol = "bedrock-converse-stream"
     default_provider = "bedrock"
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, error_words: ErrorWords) -> None:
         self.sink = sink
+        self.error_words = error_words  # every provider's (`error_bodies.provider_error`)
         self._kinds: dict[Any, str] = {}  # block index -> "text" | "thinking" | "tool_call" | ...
         self._finished = False  # messageStop arrived
         self._usage = False  # metadata arrived
@@ -200,6 +201,7 @@ class BedrockConverseStreamDecoder:
                 code=status,
                 retryable=error_type in _RETRYABLE,
                 provider="bedrock",
+                words=self.error_words,
             )
         )
 

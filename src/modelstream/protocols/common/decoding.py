@@ -10,6 +10,7 @@ from ...errors import MalformedFrameError
 
 if TYPE_CHECKING:
     from ...assembler import ItemAssembler
+    from ...error_bodies import ErrorWords
 
 
 class StreamDecoderAdapter(Protocol):
@@ -18,12 +19,14 @@ class StreamDecoderAdapter(Protocol):
     It knows its wire format and nothing else: no grammar rules, no IO, no clock. Its framing
     is its descriptor's (`Protocol.framing`): one `on_frame` per SSE frame, per AWS event-stream
     message (event = `:event-type`), or once at the end with a whole JSON body (embeddings).
+    An error it reads is classified with `error_words`, every provider's (a provider may relay
+    another's error), which `StreamDecoder` gives it with the sink.
     """
 
     protocol: str  # e.g. "openai-chat"
     default_provider: str  # e.g. "openai"
 
-    def __init__(self, sink: ItemAssembler) -> None: ...
+    def __init__(self, sink: ItemAssembler, error_words: ErrorWords) -> None: ...
 
     def on_frame(self, event: str, data: str) -> None:
         """One frame, in order: its event name ("message" when unnamed) and its data."""

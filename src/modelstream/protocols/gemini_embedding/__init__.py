@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from ...auth.keys import gemini_key
+from ...framing import JSON_BODY
 from ..common.model_lists import GEMINI_MODELS
 from ..common.providers import GOOGLE
 from ..descriptor import Emulation, ModelRoute, Protocol
+from ..gemini_generate_content.errors import ERROR_WORDS
 from .decoder import GeminiEmbeddingDecoder
 from .encoder import GeminiEmbeddingEncoder
 
@@ -13,7 +15,8 @@ PROTOCOL = Protocol(
     name="gemini-embedding",
     decoder=GeminiEmbeddingDecoder,
     encoder=GeminiEmbeddingEncoder,
-    framing="json",
+    framing=JSON_BODY,
+    error_words=ERROR_WORDS,
     auth=gemini_key,
     provider=GOOGLE,
     routes=(ModelRoute(("gemini-embedding-", "text-embedding-004"), GOOGLE),),

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...error_bodies import ErrorWords
 from ...errors import IncompleteStreamError
 from ..common.decoding import int_or_none, load_json
 from ..gemini_generate_content.decoder import gemini_error
@@ -28,8 +29,9 @@ class GeminiEmbeddingDecoder:
     protocol = "gemini-embedding"
     default_provider = "google"
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, error_words: ErrorWords) -> None:
         self.sink = sink
+        self.error_words = error_words  # every provider's (`error_bodies.provider_error`)
 
     def on_frame(self, event: str, data: str) -> None:
         body = load_json(self.sink, data)
@@ -75,4 +77,4 @@ class GeminiEmbeddingDecoder:
         )
 
     def _error(self, error: Any) -> None:
-        self.sink.provider_error(gemini_error(error, self.sink.metadata.provider))
+        self.sink.provider_error(gemini_error(error, self.sink.metadata.provider, self.error_words))

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from ...auth.keys import gemini_key
+from ...framing import SSE
 from ..common.model_lists import GEMINI_MODELS
 from ..common.providers import GOOGLE
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import GeminiGenerateContentDecoder
 from .encoder import GeminiGenerateContentEncoder
+from .errors import ERROR_WORDS
 from .gateway import GATEWAY
 
 PROTOCOL = Protocol(
     name="gemini-generate-content",
     decoder=GeminiGenerateContentDecoder,
     encoder=GeminiGenerateContentEncoder,
-    framing="sse",
+    framing=SSE,
+    error_words=ERROR_WORDS,
     auth=gemini_key,
     provider=GOOGLE,
     routes=(ModelRoute(("gemini-",), GOOGLE),),

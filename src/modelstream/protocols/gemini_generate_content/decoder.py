@@ -53,6 +53,7 @@ from typing import Any
 import orjson
 
 from ...error_bodies import (
+    ErrorWords,
     gemini_error_reason,
     gemini_retry_delay,
     is_retryable_kind,
@@ -76,8 +77,9 @@ class GeminiGenerateContentDecoder:
     protocol = "gemini-generate-content"
     default_provider = "google"
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, error_words: ErrorWords) -> None:
         self.sink = sink
+        self.error_words = error_words  # every provider's (`error_bodies.provider_error`)
         self._kind: str | None = None  # kind of the open item: text, thinking, inline_data, ...
         self._key = 0  # the open item's key; items are numbered in order
         self._mime = ""  # the open inline item's mime type (audio chunks join while it matches)
@@ -345,7 +347,7 @@ class GeminiGenerateContentDecoder:
         )
 
     def _error(self, error: Any) -> None:
-        self.sink.provider_error(gemini_error(error, self.sink.metadata.provider))
+        self.sink.provider_error(gemini_error(error, self.sink.metadata.provider, self.error_words))
 
     def _blocked(self, feedback: dict[str, Any]) -> None:
         reason = str(feedback["blockReason"])
@@ -356,6 +358,7 @@ class GeminiGenerateContentDecoder:
                 error_type="prompt_blocked",
                 code=reason,
                 provider=self.sink.metadata.provider,
+                words=self.error_words,
             )
         )
 
@@ -509,7 +512,7 @@ class _ArgumentsWriter:
             out.append(orjson.dumps(str(step)).decode() + ":")
 
 
-def gemini_error(error: Any, provider: str | None) -> ProviderError:
+def gemini_error(error: Any, provider: str | None, words: ErrorWords) -> ProviderError:
     """A Gemini `{"error": {code, message, status, details}}` object as a `ProviderError`."""
     if not isinstance(error, dict):
         error = {"message": str(error)}
@@ -522,7 +525,8 @@ def gemini_error(error: Any, provider: str | None) -> ProviderError:
         error_type=status,
         code=code,
         reason=gemini_error_reason(error.get("details")),
-        retryable=is_retryable_kind(status, code),
+        retryable=is_retryable_kind(status, code, words),
         retry_after=gemini_retry_delay(error.get("details")),
         provider=provider,
+        words=words,
     )

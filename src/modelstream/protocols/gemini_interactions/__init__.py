@@ -5,9 +5,11 @@ the whole history goes with every turn and nothing is stored server-side. Chosen
 from __future__ import annotations
 
 from ...auth.keys import gemini_key
+from ...framing import SSE
 from ..common.model_lists import GEMINI_MODELS
 from ..common.providers import GOOGLE
 from ..descriptor import Emulation, Protocol
+from ..gemini_generate_content.errors import ERROR_WORDS
 from .decoder import GeminiInteractionsDecoder
 from .encoder import GeminiInteractionsEncoder
 
@@ -15,7 +17,8 @@ PROTOCOL = Protocol(
     name="gemini-interactions",
     decoder=GeminiInteractionsDecoder,
     encoder=GeminiInteractionsEncoder,
-    framing="sse",
+    framing=SSE,
+    error_words=ERROR_WORDS,
     auth=gemini_key,
     provider=GOOGLE,
     otel_operation="generate_content",

@@ -66,7 +66,7 @@ from typing import Any
 
 import orjson
 
-from ...error_bodies import provider_error
+from ...error_bodies import ErrorWords, provider_error
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, load_json
 from ..common.inline_media import decode_base64
@@ -120,8 +120,9 @@ class GeminiInteractionsDecoder:
     protocol = "gemini-interactions"
     default_provider = "google"
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, error_words: ErrorWords) -> None:
         self.sink = sink
+        self.error_words = error_words  # every provider's (`error_bodies.provider_error`)
         self._steps: dict[int, _Step] = {}
         self._stopped = False
         self._failed_status: str | None = None  # a status update said failed / cancelled
@@ -484,12 +485,13 @@ class GeminiInteractionsDecoder:
 
     def _raise(self, error: dict[str, Any], status: str) -> None:
         if error.get("message") or error.get("code") or error.get("status"):
-            raised = gemini_error(error, self.sink.metadata.provider)
+            raised = gemini_error(error, self.sink.metadata.provider, self.error_words)
         else:
             raised = provider_error(
                 f"the interaction ended with status {status!r}",
                 error_type=status,
                 provider=self.sink.metadata.provider,
+                words=self.error_words,
             )
         self.sink.provider_error(raised)
 

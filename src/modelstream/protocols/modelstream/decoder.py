@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from ...error_bodies import provider_error
+from ...error_bodies import ErrorWords, provider_error
 from ...errors import (
     CorruptedMessageError,
     EmptyResponseError,
@@ -59,8 +59,9 @@ class ModelstreamDecoder:
     protocol = "modelstream"
     default_provider = "modelstream"
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, error_words: ErrorWords) -> None:
         self.sink = sink
+        self.error_words = error_words  # for an error type the client does not know
         self._key = 0  # the group being streamed
         self._kind: str | None = None  # its item kind, once its first fragment arrived
 
@@ -95,7 +96,7 @@ class ModelstreamDecoder:
         elif kind == "stop":
             self._stop(event)
         elif kind is None and isinstance(event.get("error"), dict):
-            error = error_from_wire(event["error"])
+            error = error_from_wire(event["error"], words=self.error_words)
             if isinstance(error, ProviderError):
                 self.sink.provider_error(error)  # raises (counted instead after `stop`)
             raise error
@@ -266,11 +267,14 @@ _REQUEST_ERRORS: dict[str, type[ModelstreamError]] = {
 }
 
 
-def error_from_wire(error: Mapping[str, Any], *, refusal: bool = False) -> ModelstreamError:
+def error_from_wire(
+    error: Mapping[str, Any], *, refusal: bool = False, words: ErrorWords | None = None
+) -> ModelstreamError:
     """The error a server's `{"error": {"type", "message", ...}}` stands for: the stream error
     its `type` names, with the server's message and fields, so `str(error)` and `fields()` are
     the server's. For a `refusal` (an HTTP error status) the request errors are raised as
-    themselves too. Any other type is a `ProviderError` whose `error_type` is that type."""
+    themselves too. Any other type is a `ProviderError` whose `error_type` is that type, its
+    cause named by `words` (the decoder's: every provider's; none given, the status alone)."""
     type_name = str(error.get("type") or "")
     message = str(error.get("message") or type_name or "the server reported an error")
     known = _STREAM_ERRORS.get(type_name)
@@ -292,6 +296,7 @@ def error_from_wire(error: Mapping[str, Any], *, refusal: bool = False) -> Model
         retryable=error.get("retryable") is True,
         retry_after=_seconds(error.get("retry_after")),
         provider="modelstream",
+        words=words or ErrorWords(),
     )
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from ...auth.keys import BearerSigner
+from ...framing import SSE
 from ..common.model_lists import OPENAI_MODELS
 from ..common.providers import OPENAI
 from ..descriptor import Emulation, ModelRoute, Protocol, Provider
 from .decoder import OpenAIChatDecoder
 from .encoder import OpenAIChatEncoder
+from .errors import ERROR_WORDS
 from .gateway import GATEWAY
 
 
@@ -20,7 +22,8 @@ PROTOCOL = Protocol(
     name="openai-chat",
     decoder=OpenAIChatDecoder,
     encoder=OpenAIChatEncoder,
-    framing="sse",
+    framing=SSE,
+    error_words=ERROR_WORDS,
     auth=BearerSigner,
     provider=OPENAI,
     routes=(

@@ -44,7 +44,7 @@ from typing import Any
 
 import orjson
 
-from ...error_bodies import provider_error
+from ...error_bodies import ErrorWords, provider_error
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, malformed_frame
 from ..common.inline_media import decode_base64
@@ -113,8 +113,9 @@ class OpenAIChatDecoder:
     protocol = "openai-chat"
     default_provider = "openai"
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, error_words: ErrorWords) -> None:
         self.sink = sink
+        self.error_words = error_words  # every provider's (`error_bodies.provider_error`)
         self._run_kind: str | None = None  # kind of the open text/thinking/refusal run
         self._run_key: tuple[str, int] | None = None
         self._runs = 0
@@ -537,6 +538,7 @@ class OpenAIChatDecoder:
                 code=code,
                 retryable=retryable,
                 provider=self.sink.metadata.provider,
+                words=self.error_words,
             )
         )
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from ...auth.keys import BearerSigner
+from ...framing import JSON_BODY
 from ..common.model_lists import OPENAI_MODELS
 from ..common.providers import OPENAI
 from ..descriptor import Emulation, ModelRoute, Protocol
+from ..openai_chat.errors import ERROR_WORDS
 from .decoder import OpenAIEmbeddingDecoder
 from .encoder import OpenAIEmbeddingEncoder
 from .gateway import GATEWAY
@@ -14,7 +16,8 @@ PROTOCOL = Protocol(
     name="openai-embedding",
     decoder=OpenAIEmbeddingDecoder,
     encoder=OpenAIEmbeddingEncoder,
-    framing="json",
+    framing=JSON_BODY,
+    error_words=ERROR_WORDS,
     auth=BearerSigner,
     provider=OPENAI,
     routes=(ModelRoute(("text-embedding-",), OPENAI),),

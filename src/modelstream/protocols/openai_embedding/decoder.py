@@ -18,7 +18,7 @@ import base64
 import struct
 from typing import Any
 
-from ...error_bodies import provider_error
+from ...error_bodies import ErrorWords, provider_error
 from ...types import Usage
 from ..common.decoding import int_or_none, load_json
 
@@ -29,8 +29,9 @@ class OpenAIEmbeddingDecoder:
     protocol = "openai-embedding"
     default_provider = "openai"
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, error_words: ErrorWords) -> None:
         self.sink = sink
+        self.error_words = error_words  # every provider's (`error_bodies.provider_error`)
 
     def on_frame(self, event: str, data: str) -> None:
         body = load_json(self.sink, data)
@@ -77,6 +78,7 @@ class OpenAIEmbeddingDecoder:
                 code=code,
                 retryable=error_type in _RETRYABLE or code in _RETRYABLE,
                 provider=self.sink.metadata.provider,
+                words=self.error_words,
             )
         )
 

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from ...auth.keys import BearerSigner
+from ...framing import SSE
 from ..common.model_lists import OPENAI_MODELS
 from ..common.providers import OPENAI
 from ..descriptor import Emulation, ModelRoute, Protocol
 from .decoder import OpenAIResponsesDecoder
 from .encoder import OpenAIResponsesEncoder
+from .errors import ERROR_WORDS
 from .gateway import GATEWAY
 
 PROTOCOL = Protocol(
     name="openai-responses",
     decoder=OpenAIResponsesDecoder,
     encoder=OpenAIResponsesEncoder,
-    framing="sse",
+    framing=SSE,
+    error_words=ERROR_WORDS,
     auth=BearerSigner,
     provider=OPENAI,
     routes=(ModelRoute(("gpt-", "o1", "o3", "o4", "chatgpt-"), OPENAI),),

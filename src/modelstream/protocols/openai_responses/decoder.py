@@ -67,7 +67,7 @@ from typing import Any
 
 from orjson import loads
 
-from ...error_bodies import provider_error
+from ...error_bodies import ErrorWords, provider_error
 from ...errors import SequenceGapError
 from ...types import FinishReason, Usage
 from ..common.decoding import int_or_none, malformed_frame
@@ -111,8 +111,9 @@ class OpenAIResponsesDecoder:
     protocol = "openai-responses"
     default_provider = "openai"
 
-    def __init__(self, sink: Any) -> None:
+    def __init__(self, sink: Any, error_words: ErrorWords) -> None:
         self.sink = sink
+        self.error_words = error_words  # every provider's (`error_bodies.provider_error`)
         self._items: dict[Any, _Item] = {}
         # Open items of _ORDERED types in output order -> their events waiting for the first to
         # be done ([] for the first, whose events go through).
@@ -527,6 +528,7 @@ class OpenAIResponsesDecoder:
                 code=code,
                 retryable=code in _RETRYABLE or error_type in _RETRYABLE,
                 provider=self.sink.metadata.provider,
+                words=self.error_words,
             )
         )
 
