@@ -71,5 +71,13 @@ PLATFORM = PlatformUnit(
     settings=Azure,
     base_url=_base_url,
     requests={"openai-chat": _chat, "openai-responses": _responses},
+    # the v1 API and deployments; the v1 and preview Responses APIs
+    emulated_paths={
+        "openai-chat": (
+            r"/openai/v1/chat/completions",
+            r"/openai/deployments/(?P<model>[^/]+)/chat/completions",
+        ),
+        "openai-responses": (r"/openai/v1/responses", r"/openai/responses"),
+    },
     credentials_from="signer=entra_id(...)",
 )

@@ -91,6 +91,9 @@ class PlatformUnit(Generic[S]):
     # per protocol, the encoded request on the platform's paths (and body); a protocol it
     # serves without one is sent as the protocol encodes it
     requests: Mapping[str, RequestRule[S]] = field(default_factory=dict)
+    # per protocol, the request paths the emulator serves for the platform (regular
+    # expressions over the whole path; a `model` group names the model): `modelstream.testing`
+    emulated_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     no_url: str = "no default base URL"  # what a call without a base URL lacks
     url_from: str = ""  # what else gives one, said before "pass base_url=..."
     credentials_from: str = ""  # what else signs, said after "or pass api_key=..."
@@ -98,10 +101,10 @@ class PlatformUnit(Generic[S]):
     def __post_init__(self) -> None:
         if self.settings.name != self.name:
             raise ValueError(f"{self.settings.__name__}.name is not {self.name!r}")
-        extra = sorted(set(self.requests) - set(self.serves))
+        extra = sorted((set(self.requests) | set(self.emulated_paths)) - set(self.serves))
         if extra:
             raise ValueError(
-                f"{self.name} has request rules for protocols it does not serve: {extra}"
+                f"{self.name} has request rules or paths for protocols it does not serve: {extra}"
             )
 
 

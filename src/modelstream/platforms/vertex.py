@@ -23,6 +23,7 @@ from ..protocols.gemini_generate_content.encoder import vertex_request as gemini
 from .descriptor import AmbientCredentials, PlatformUnit
 
 GLOBAL_ENDPOINT = "https://aiplatform.googleapis.com"  # location "global"
+_PUBLISHER = r"/v1/projects/[^/]+/locations/[^/]+/publishers"  # the models' paths start so
 # No key variable: an OAuth access token from Application Default Credentials, or one passed as
 # `api_key=` (a bearer token). The host is the location's.
 VERTEX = Provider(
@@ -103,4 +104,12 @@ PLATFORM = PlatformUnit(
         install_hint=google.INSTALL_HINT,
     ),
     requests={"gemini-generate-content": _gemini, "anthropic-messages": _claude},
+    emulated_paths={
+        "gemini-generate-content": (
+            rf"{_PUBLISHER}/google/models/(?P<model>[^/:]+):streamGenerateContent",
+        ),
+        "anthropic-messages": (
+            rf"{_PUBLISHER}/anthropic/models/(?P<model>[^/:]+):streamRawPredict",
+        ),
+    },
 )

@@ -1,5 +1,5 @@
-"""The emulated endpoints, read from the protocol registry: which protocol a request path is,
-and what the emulator reads from a request to answer it by default."""
+"""The emulated endpoints, read from the protocol and platform registries: which protocol a
+request path is, and what the emulator reads from a request to answer it by default."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from urllib.parse import unquote
 
 from ..errors import ConfigurationError
 from ..framing import Framing
+from ..platforms import REGISTRY as PLATFORMS
 from ..protocols import REGISTRY
 from .emulation import EmbeddingEmulator, StreamEmulator
 
@@ -19,12 +20,20 @@ DEFAULT_DIMENSIONS = 8
 
 @cache
 def _paths() -> tuple[tuple[re.Pattern[str], str], ...]:
-    return tuple(
-        (re.compile(path), name)
+    """Each protocol's own paths, then the cloud platforms' paths for the protocols they serve."""
+    own = [
+        (path, name)
         for name, protocol in REGISTRY.items()
         if protocol.emulation is not None
         for path in protocol.emulation.paths
-    )
+    ]
+    on_platforms = [
+        (path, name)
+        for unit in PLATFORMS.values()
+        for name, paths in unit.emulated_paths.items()
+        for path in paths
+    ]
+    return tuple((re.compile(path), name) for path, name in [*own, *on_platforms])
 
 
 def emulated_protocols(*, embedding: bool | None = None) -> tuple[str, ...]:

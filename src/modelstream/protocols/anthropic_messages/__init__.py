@@ -24,12 +24,7 @@ PROTOCOL = Protocol(
     example_model="claude-sonnet-4-5",
     emulation=Emulation(
         "modelstream.protocols.anthropic_messages.emulator",
-        (
-            r"/v1/messages",
-            # Claude on Vertex AI (docs/client.md, "Platforms")
-            r"/v1/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/(?P<model>[^/:]+)"
-            r":streamRawPredict",
-        ),
+        (r"/v1/messages",),
     ),
     models=ANTHROPIC_MODELS,
     gateway=GATEWAY,

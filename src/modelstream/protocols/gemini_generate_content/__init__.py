@@ -25,12 +25,7 @@ PROTOCOL = Protocol(
     example_model="gemini-2.5-flash",
     emulation=Emulation(
         "modelstream.protocols.gemini_generate_content.emulator",
-        (
-            r"/v1beta/models/(?P<model>[^/:]+):streamGenerateContent",
-            # Vertex AI (docs/client.md, "Platforms")
-            r"/v1/projects/[^/]+/locations/[^/]+/publishers/google/models/(?P<model>[^/:]+)"
-            r":streamGenerateContent",
-        ),
+        (r"/v1beta/models/(?P<model>[^/:]+):streamGenerateContent",),
     ),
     models=GEMINI_MODELS,
     gateway=GATEWAY,

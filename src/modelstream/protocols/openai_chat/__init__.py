@@ -45,12 +45,7 @@ PROTOCOL = Protocol(
     example_model="deepseek-chat",
     emulation=Emulation(
         "modelstream.protocols.openai_chat.emulator",
-        # the OpenAI API; Azure OpenAI's v1 API and deployments (docs/client.md, "Platforms")
-        (
-            r"/v1/chat/completions",
-            r"/openai/v1/chat/completions",
-            r"/openai/deployments/(?P<model>[^/]+)/chat/completions",
-        ),
+        (r"/v1/chat/completions",),
         "/v1",
     ),
     models=OPENAI_MODELS,

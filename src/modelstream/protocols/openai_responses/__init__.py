@@ -24,8 +24,7 @@ PROTOCOL = Protocol(
     example_model="gpt-5-mini",
     emulation=Emulation(
         "modelstream.protocols.openai_responses.emulator",
-        # the OpenAI API; Azure OpenAI's v1 and preview APIs (docs/client.md, "Platforms")
-        (r"/v1/responses", r"/openai/v1/responses", r"/openai/responses"),
+        (r"/v1/responses",),
         "/v1",
     ),
     models=OPENAI_MODELS,
