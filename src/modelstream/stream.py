@@ -54,7 +54,8 @@ from .errors import (
     StreamProtocolError,
 )
 from .framing import DEFAULT_MAX_FRAME_BYTES, Framer, JSONBodyFramer, RawFrame
-from .protocols import ERROR_WORDS, protocol_named
+from .protocols import error_words_of, protocol_named
+from .protocols.descriptor import Protocol
 from .results import (
     AssistantMessage,
     FinalResponse,
@@ -71,7 +72,7 @@ class StreamDecoder:
 
     def __init__(
         self,
-        protocol: str,
+        protocol: str | Protocol,
         *,
         provider: str | None = None,
         lenient_tool_arguments: bool = False,
@@ -84,9 +85,9 @@ class StreamDecoder:
         descriptor = protocol_named(protocol)
         adapter_class = descriptor.decoder
         self._read_error_body = descriptor.read_error_body  # the protocol's error shape
-        self._error_words = ERROR_WORDS  # every provider's names of error causes
+        self._error_words = error_words_of(descriptor)  # every provider's names of causes
         self.metadata = StreamMetadata(
-            protocol=protocol, provider=provider or adapter_class.default_provider
+            protocol=descriptor.name, provider=provider or adapter_class.default_provider
         )
         self.error: StreamError | None = None
         self._framing = descriptor.framing
@@ -337,7 +338,7 @@ def _masked(value: Any, mask: Callable[[str], str]) -> Any:
 
 
 def decode_body(
-    protocol: str,
+    protocol: str | Protocol,
     chunks: Iterable[bytes],
     *,
     provider: str | None = None,

@@ -26,6 +26,7 @@ from ..auth.secret import Secret
 from ..auth.signing import RequestSigner
 from ..errors import ConfigurationError
 from ..platforms import PlatformSettings
+from ..protocols.descriptor import Protocol
 from .routing import Route
 
 __all__ = [
@@ -53,6 +54,7 @@ class Endpoint:
     key_source: str  # "argument", "signer", the key variable, or the ambient chain's name
     api_key: Secret | None = field(default=None, repr=False)  # the key, when the signer has one
     platform: PlatformSettings | None = None  # located: its region, project, ... filled in
+    protocol: Protocol = field(kw_only=True, repr=False)  # `client_type`'s descriptor
 
 
 class CredentialMasks:
@@ -131,7 +133,16 @@ def resolve_endpoint(
         platform = unit.region_from_url(platform, url)
 
     def endpoint(chosen: RequestSigner, source: str, key: Secret | None = None) -> Endpoint:
-        return Endpoint(route.client_type, route.provider, url, chosen, source, key, platform)
+        return Endpoint(
+            route.client_type,
+            route.provider,
+            url,
+            chosen,
+            source,
+            key,
+            platform,
+            protocol=route.protocol,
+        )
 
     if signer is not None:
         return endpoint(signer, "signer")

@@ -14,7 +14,6 @@ import orjson
 from ..auth.signing import RequestSigner, SignableRequest
 from ..catalogue import Catalogue, ModelInfo, default_catalogue
 from ..errors import ConfigurationError, ProviderError
-from ..protocols import protocol_named
 from ..protocols.descriptor import ModelListing
 from .credentials import Endpoint
 from .http_errors import provider_error_from_http
@@ -47,7 +46,7 @@ class ModelListCall:
 
     @classmethod
     def for_endpoint(cls, endpoint: Endpoint, model: str | None) -> ModelListCall:
-        listing = protocol_named(endpoint.client_type).models
+        listing = endpoint.protocol.models
         if listing is None or endpoint.platform is not None:
             where = f"{endpoint.platform.name}'s " if endpoint.platform is not None else ""
             raise ConfigurationError(
@@ -80,7 +79,7 @@ class ModelListCall:
                 now=now,
                 model=self.model,
                 redact=self.endpoint.signer.redact,
-                read_body=protocol_named(self.endpoint.client_type).read_error_body,
+                read_body=self.endpoint.protocol.read_error_body,
             )
             raise error
         try:

@@ -14,8 +14,8 @@ import orjson
 
 from ..auth.signing import RequestSigner
 from ..platforms import PlatformSettings, platform_for_provider
-from ..protocols import encode_request, protocol_named
 from ..protocols.common.encoding import ProviderRequest
+from ..protocols.descriptor import Protocol
 from ..types import Config, Message
 from .credentials import AmbientSigners, Endpoint, Secret, resolve_endpoint
 from .routing import resolve_route
@@ -41,7 +41,7 @@ class CallPlan:
 def endpoint_for(
     model: str,
     *,
-    client_type: str | None,
+    client_type: str | Protocol | None,
     base_url: str | None,
     api_key: Secret | None,
     env: Mapping[str, str],
@@ -68,7 +68,7 @@ def plan_call(
     messages: list[Message],
     config: Config | None,
     *,
-    client_type: str | None,
+    client_type: str | Protocol | None,
     base_url: str | None,
     api_key: Secret | None,
     env: Mapping[str, str],
@@ -88,12 +88,12 @@ def plan_call(
         platform=platform,
         ambient=ambient,
     )
-    encoded = encode_request(endpoint.client_type, model, messages, config)
+    encoded = endpoint.protocol.encoder().encode(model, messages, config or {})
     if endpoint.platform is not None:
         encoded = _on_platform(endpoint.platform, endpoint.client_type, model, encoded)
     headers = {
         "content-type": "application/json",
-        "accept": protocol_named(endpoint.client_type).accept,
+        "accept": endpoint.protocol.accept,
         **encoded.headers,
     }
     request = PreparedRequest(

@@ -20,48 +20,50 @@ model is the server's `server_model_id`, never routed by its name.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..errors import ConfigurationError
 from ..platforms import PlatformSettings
 from ..protocols import CLIENT_TYPES, REGISTRY, protocol_named
-from ..protocols.descriptor import Provider, SignerFactory
+from ..protocols.descriptor import Protocol, Provider, SignerFactory
 
 
 @dataclass(frozen=True)
 class Route:
     """Where requests for a family of models go, and which environment variables configure it."""
 
-    client_type: str  # the protocol
+    client_type: str  # the protocol's name
     provider: str
     base_url: str  # the provider's public endpoint; encoders' paths are relative to it
     key_envs: tuple[str, ...]  # API-key variables, first one set wins
     base_url_env: str  # a base URL the provider's env key may also be sent to
     auth: SignerFactory  # the signer an API key becomes: the provider's, else the protocol's
+    protocol: Protocol = field(repr=False)  # the descriptor: the call encodes and decodes by it
 
     @classmethod
-    def to(cls, client_type: str, provider: Provider) -> Route:
+    def to(cls, protocol: Protocol, provider: Provider) -> Route:
         return cls(
-            client_type,
+            protocol.name,
             provider.name,
             provider.base_url,
             provider.key_envs,
             provider.base_url_env,
-            provider.auth or REGISTRY[client_type].auth,
+            provider.auth or protocol.auth,
+            protocol,
         )
 
 
 # (model-name prefixes, route), read from the registry
 ROUTES: tuple[tuple[tuple[str, ...], Route], ...] = tuple(
-    (route.prefixes, Route.to(name, route.provider))
-    for name, protocol in REGISTRY.items()
+    (route.prefixes, Route.to(protocol, route.provider))
+    for protocol in REGISTRY.values()
     for route in protocol.routes
 )
 
 # The route an explicit client type falls back to when the model's own route disagrees.
 CLIENT_TYPE_ROUTES: Mapping[str, Route] = MappingProxyType(
-    {name: Route.to(name, protocol.provider) for name, protocol in REGISTRY.items()}
+    {name: Route.to(protocol, protocol.provider) for name, protocol in REGISTRY.items()}
 )
 
 
@@ -77,7 +79,9 @@ def route_for_model(model: str) -> Route | None:
 
 
 def resolve_route(
-    model: str, client_type: str | None = None, platform: PlatformSettings | None = None
+    model: str,
+    client_type: str | Protocol | None = None,
+    platform: PlatformSettings | None = None,
 ) -> Route:
     """The route for `model`, or for `client_type` when given; raises a ConfigurationError that
     says what to pass when neither is known."""
@@ -94,22 +98,25 @@ def resolve_route(
                 "with api_key=... for the endpoint that serves it"
             )
         return route
-    protocol_named(client_type, what="client type")
-    if route is not None and route.client_type == client_type:
+    protocol = protocol_named(client_type, what="client type")
+    if route is not None and route.protocol is protocol:
         return route
-    return CLIENT_TYPE_ROUTES[client_type]
+    if REGISTRY.get(protocol.name) is protocol:
+        return CLIENT_TYPE_ROUTES[protocol.name]
+    return Route.to(protocol, protocol.provider)  # a protocol passed as its descriptor
 
 
 def _platform_route(
-    platform: PlatformSettings, route: Route | None, client_type: str | None
+    platform: PlatformSettings, route: Route | None, client_type: str | Protocol | None
 ) -> Route:
     unit = platform.unit
     served = unit.serves
     if client_type is None:
         client_type = route.client_type if route and route.client_type in served else served[0]
-    protocol_named(client_type, what="client type")
-    if client_type not in served:
+    protocol = protocol_named(client_type, what="client type")
+    if protocol.name not in served:
         raise ConfigurationError(
-            f"{unit.name} does not serve client type {client_type!r}; it serves {', '.join(served)}"
+            f"{unit.name} does not serve client type {protocol.name!r}; it serves "
+            f"{', '.join(served)}"
         )
-    return Route.to(client_type, unit.provider)
+    return Route.to(protocol, unit.provider)

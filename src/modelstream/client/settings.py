@@ -16,6 +16,7 @@ from ..auth.signing import RequestSigner
 from ..errors import ConfigurationError
 from ..messages import Prompt, as_messages
 from ..platforms import REGISTRY, PlatformOption, is_platform, platform_of, settings_listed
+from ..protocols.descriptor import Protocol
 from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
 from ..types import Config
@@ -36,7 +37,7 @@ class ClientSettings:
         *,
         api_key: str | None,
         base_url: str | None,
-        client_type: str | None,
+        client_type: str | Protocol | None,
         timeouts: TimeoutsOption | None,
         retry: RetryOption | None,
         lenient_tool_arguments: bool,
@@ -50,10 +51,14 @@ class ClientSettings:
             ("model", model),
             ("api_key", api_key),
             ("base_url", base_url),
-            ("client_type", client_type),
         ):
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+        if client_type is not None and not isinstance(client_type, str | Protocol):
+            raise TypeError(
+                "client_type must be a str (a protocol's name) or a Protocol, got "
+                f"{type(client_type).__name__}"
+            )
         _check_options(random=random, traces=traces, signer=signer, platform=platform)
         self.model = model
         self.base_url = base_url
@@ -76,9 +81,14 @@ class ClientSettings:
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}(model={self.model!r}, client_type={self.client_type!r}, "
+            f"{type(self).__name__}(model={self.model!r}, client_type={self._client_type_name!r}, "
             f"base_url={self.base_url!r}, platform={self.platform!r})"
         )
+
+    @property
+    def _client_type_name(self) -> str | None:
+        client_type = self.client_type
+        return client_type.name if isinstance(client_type, Protocol) else client_type
 
     def redact(self, text: str) -> str:
         """`text` with every credential this client holds masked as `***`: its key, or its
@@ -137,7 +147,7 @@ class ClientSettings:
                 redact=self.redact,  # asked when the turn ends: tokens minted by then too
             )
         call = StreamCall(
-            protocol=plan.endpoint.client_type,
+            protocol=plan.endpoint.protocol,
             provider=plan.endpoint.provider,
             model=plan.model,
             url=plan.request.url,

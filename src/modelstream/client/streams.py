@@ -71,7 +71,8 @@ from ..errors import (
     StreamError,
     StreamTimeoutError,
 )
-from ..protocols import REGISTRY
+from ..protocols import error_words_of, protocol_named
+from ..protocols.descriptor import Protocol
 from ..protocols.modelstream.decoder import error_from_wire
 from ..results import FinalResponse, PartialResponse, PartialStatus, StreamMetadata, TurnCost
 from ..stream import StreamDecoder
@@ -153,7 +154,7 @@ class StreamCall:
     def __init__(
         self,
         *,
-        protocol: str,
+        protocol: str | Protocol,
         provider: str,
         model: str,
         url: str,
@@ -169,7 +170,8 @@ class StreamCall:
         trace_sinks: Sequence[TraceSink] = (),
         resume_limits: ResumeLimits | None = None,
     ) -> None:
-        self.protocol = protocol
+        self._protocol = protocol_named(protocol)
+        self.protocol = self._protocol.name
         self.provider = provider
         self.model = model
         self.url = url
@@ -196,7 +198,7 @@ class StreamCall:
         self._trace = trace
         self._trace_sinks = trace_sinks
         # a modelstream server's stream: resumed, not retried, once it has a response id
-        self._resume = StreamResume() if REGISTRY[protocol].relayed else None
+        self._resume = StreamResume() if self._protocol.relayed else None
         self.decoder = self._new_decoder()
         self._resume_limits = resume_limits or ResumeLimits()
         self._resuming = False  # this attempt reads the rest of the stream (a resume GET)
@@ -275,7 +277,8 @@ class StreamCall:
             now=self._wall(),
             model=self.model,
             redact=self._signer.redact if self._signer is not None else None,
-            read_body=REGISTRY[self.protocol].read_error_body,
+            read_body=self._protocol.read_error_body,
+            words=error_words_of(self._protocol),
         )
 
     def past_deadline(self) -> bool:
@@ -491,7 +494,7 @@ class StreamCall:
 
     def _new_decoder(self) -> StreamDecoder:
         return StreamDecoder(
-            self.protocol,
+            self._protocol,
             provider=self.provider,
             lenient_tool_arguments=self._lenient,
             lenient_frames=self._lenient_frames,

@@ -20,6 +20,7 @@ from ..auth.signing import RequestSigner
 from ..errors import IncompleteStreamError, StreamError
 from ..messages import Prompt
 from ..platforms import PlatformOption
+from ..protocols.descriptor import Protocol
 from ..results import AssistantMessage, FinalResponse, PartialResponse
 from ..traces.sinks import TracesOption
 from ..types import Config, Event
@@ -46,7 +47,7 @@ class Client(ClientSettings):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        client_type: str | None = None,
+        client_type: str | Protocol | None = None,
         timeouts: TimeoutsOption | None = None,
         retry: RetryOption | None = None,
         lenient_tool_arguments: bool = False,

@@ -55,9 +55,21 @@ ERROR_WORDS: ErrorWords = reduce(
 )
 
 
-def protocol_named(name: str, *, what: str = "protocol") -> Protocol:
+def error_words_of(protocol: Protocol) -> ErrorWords:
+    """The words a turn of `protocol` is read with: every registered protocol's, and its own
+    too when it is a descriptor the registry does not hold."""
+    if REGISTRY.get(protocol.name) is protocol:
+        return ERROR_WORDS
+    return ERROR_WORDS | protocol.error_words
+
+
+def protocol_named(name: str | Protocol, *, what: str = "protocol") -> Protocol:
     """The descriptor of `name`; a ConfigurationError listing the choices when there is none.
-    `what` is the word the caller's user knows it by ("client type" for `client_type=`)."""
+    `what` is the word the caller's user knows it by ("client type" for `client_type=`). A
+    descriptor is its own answer: a protocol a program (or a test) defines without registering
+    it is passed as its `Protocol` value (docs/adding-a-protocol.md)."""
+    if isinstance(name, Protocol):
+        return name
     try:
         return REGISTRY[name]
     except KeyError:
@@ -67,16 +79,16 @@ def protocol_named(name: str, *, what: str = "protocol") -> Protocol:
         ) from None
 
 
-def decoder_class(protocol: str) -> type[StreamDecoderAdapter]:
+def decoder_class(protocol: str | Protocol) -> type[StreamDecoderAdapter]:
     return protocol_named(protocol).decoder
 
 
-def encoder_for(client_type: str) -> RequestEncoder:
+def encoder_for(client_type: str | Protocol) -> RequestEncoder:
     return protocol_named(client_type, what="client type").encoder()
 
 
 def encode_request(
-    client_type: str, model: str, messages: list[Message], config: Config | None = None
+    client_type: str | Protocol, model: str, messages: list[Message], config: Config | None = None
 ) -> ProviderRequest:
     """The HTTP request (without credentials or base URL) for one turn."""
     return encoder_for(client_type).encode(model, messages, config or {})
@@ -104,6 +116,7 @@ __all__ = [
     "decoder_class",
     "encode_request",
     "encoder_for",
+    "error_words_of",
     "protocol_named",
     "providers",
 ]
