@@ -235,7 +235,7 @@ class RelayServer:
 def serve_profiled(profile: str, argv: list[str]) -> int:
     """The child of `--profile`: `modelstream serve` with a cProfile toggled by signals
     (its handlers run on the main thread, the one uvicorn's event loop runs on)."""
-    from modelstream.server.command import main as serve
+    from modelstream.serving.command import main as serve
 
     profiler = cProfile.Profile()
 

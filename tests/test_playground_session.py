@@ -18,7 +18,8 @@ import httpx
 from modelstream.client.credentials import Secret
 from modelstream.playground.app import COOKIE
 from modelstream.playground.sessions import SessionStore
-from modelstream.server import create_app, settings_from_mapping
+from modelstream.server import settings_from_mapping
+from modelstream.serving import create_app
 from modelstream.testing import Emulator, Reply, Turn
 from test_server_support import (
     AUTH,

@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from modelstream.server.auth import key_hash
 from modelstream.testing import Emulator, Reply, Turn
 from modelstream.traces import TraceStore
+from modelstream.web.keys import key_hash
 from test_server_command import ServeProcess, write_config
 from test_server_support import (
     AUTH,

@@ -18,7 +18,8 @@ import httpx
 import orjson
 import pytest
 
-from modelstream.server import BackgroundServer, create_app, settings_from_mapping, streams
+from modelstream.server import BackgroundServer, create_app, settings_from_mapping
+from modelstream.server import relay as streams
 from modelstream.server.stores import (
     MemoryStore,
     StoreFullError,

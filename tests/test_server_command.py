@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from modelstream.server.command import add_command
+from modelstream.serving.command import add_command
 from modelstream.testing import Emulator, Reply, Turn
 from test_server_support import (
     CLIENT_KEY,

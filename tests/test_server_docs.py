@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from modelstream.server import load_settings
-from modelstream.server.command import add_command
+from modelstream.serving.command import add_command
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "server.md").read_text()
 RUNNABLE = re.findall(r"```python\n(.*?)```", DOC, flags=re.S)

@@ -20,9 +20,9 @@ import httpx
 import orjson
 import pytest
 
-from modelstream.hosts import HostPolicy
 from modelstream.server import ServerConfigError, settings_from_mapping
 from modelstream.testing import Emulator
+from modelstream.web.hosts import HostPolicy
 from test_server_command import write_config
 from test_server_support import (
     AUTH,

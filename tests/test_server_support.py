@@ -19,8 +19,9 @@ import pytest
 
 from modelstream import SSEDecoder
 from modelstream.jsonwire import loads_event
-from modelstream.server import BackgroundServer, create_app, settings_from_mapping
+from modelstream.server import BackgroundServer, settings_from_mapping
 from modelstream.server.stores import StreamStore
+from modelstream.serving import create_app
 from modelstream.testing import Emulator
 from modelstream.types import Event, Message
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import httpx
 
-from modelstream.server.auth import key_hash
 from modelstream.testing import Reply, Turn
 from modelstream.traces import TraceStore
+from modelstream.web.keys import key_hash
 from test_server_support import CLIENT_KEY, UPSTREAM_KEY, post_stream, stream_body
 
 CALLER = key_hash(CLIENT_KEY)  # served turns are recorded in the namespace of the caller's key

@@ -15,9 +15,9 @@ import orjson
 import pytest
 
 from modelstream.server import ServerConfigError, settings_from_mapping
-from modelstream.server.auth import key_hash
 from modelstream.testing import Emulator, Reply
 from modelstream.traces import TraceLimits, TraceStore
+from modelstream.web.keys import key_hash
 from test_server_support import (
     AUTH,
     CLIENT_KEY,

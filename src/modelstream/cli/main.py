@@ -5,7 +5,7 @@ other programs, `serve` models, browse `traces`.
 Exit status: 0 the stream stopped (or the file follows the grammar), 1 the stream ended in an
 error (or the file breaks a rule), 2 bad usage or configuration, 130 interrupted (Ctrl-C).
 
-Each command is its own module, wherever its layer is (`modelstream.server.command` beside the
+Each command is its own module, wherever its layer is (`modelstream.serving.command` beside the
 server it runs): its `add_command(subparsers)` adds its parser, help, examples and `run`, and it
 imports the shared exit statuses and help formatting from `modelstream.console`, never this
 package. Adding a command is its module and one line in `COMMANDS`.
@@ -53,7 +53,7 @@ COMMANDS = {
         "modelstream.cli.emulate",
     ),
     "serve": Command(
-        "serve configured models over HTTP as resumable streams", "modelstream.server.command"
+        "serve configured models over HTTP as resumable streams", "modelstream.serving.command"
     ),
     "traces": Command("browse recorded traces", "modelstream.traces.command"),
     "models": Command(

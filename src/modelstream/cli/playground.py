@@ -16,7 +16,7 @@ from ..console.helptext import command_parser, examples
 
 
 def add_command(subparsers: Any) -> argparse.ArgumentParser:
-    from ..server.command import add_listen_arguments  # the server only when this command runs
+    from ..serving.command import add_listen_arguments  # the server only when this command runs
 
     parser = command_parser(
         subparsers,
@@ -47,8 +47,8 @@ def add_command(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..server.command import serve_settings
     from ..server.config import ServerConfigError, load_settings
+    from ..serving.command import serve_settings
 
     try:
         settings = load_settings(args.config)

@@ -20,8 +20,8 @@ stream the page starts belongs to that key. On an open server (no keys) everythi
 the API is.
 
 A state-changing request sent by another site's page (`Origin`, `Sec-Fetch-Site`) is a 403, and
-any request for a `Host` the server does not answer is a 421 (`..hosts`), keys or not: a cookie
-would otherwise let a page elsewhere act as the person signed in.
+any request for a `Host` the server does not answer is a 421 (`..web.hosts`), keys or not: a
+cookie would otherwise let a page elsewhere act as the person signed in.
 
 Every response forbids anything from elsewhere (CSP: scripts, styles, connections and images
 from this origin only, plus `data:`/`blob:` images and audio the page makes itself).
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib.resources import files
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs
 
 import orjson
@@ -40,18 +40,17 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..auth.secret import Secret
 from ..catalogue import default_catalogue
 from ..catalogue.cost import cost_of_turn
-from ..client.credentials import Secret
 from ..errors import PermissionDeniedError
-from ..hosts import HostPolicy, host_checked
-from ..pages import ASSET_TYPES, page_assets, with_page_headers
-from ..server import wire
-from ..server.auth import BearerKeys
-from ..server.config import ServerSettings
-from ..server.errors import Refusal, invalid_request, not_found, unauthorized
-from ..server.limits import read_body
+from ..web.bodies import json_object, read_body
+from ..web.hosts import HostPolicy, host_checked
+from ..web.keys import BearerKeys
+from ..web.pages import ASSET_TYPES, page_assets, with_page_headers
+from ..web.refusals import Refusal, invalid_request, not_found, unauthorized
 from .sessions import SessionStore, cross_site
+from .settings import PlaygroundSettings
 
 COOKIE = "modelstream_playground_session"
 MAX_SMALL_BODY = 64 * 1024  # the sign-in form holds one key; a cost request, one usage
@@ -70,15 +69,25 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
-def create_playground(settings: ServerSettings, hosts: HostPolicy | None = None) -> ASGIApp:
-    """The playground's routes, to mount at `/playground` in the server's app (it reads the
-    server's `StreamRelay` from `app.state.relay` to stop a stream, and hands its API calls to
-    the server's app). `hosts`: the `Host` names it answers (default: loopback and
-    `settings.allowed_hosts`)."""
+class StreamControl(Protocol):
+    """What the playground asks of the server's streams (the server's `StreamRelay`)."""
+
+    async def readable_by(self, response_id: str, owner: str) -> bool:
+        """Whether `response_id` names a stream stored for the key `owner` hashes (False for
+        what is not a response id, without asking the store)."""
+        ...
+
+    def stop(self, response_id: str) -> bool:
+        """Cancel the stream's upstream call now; False when none of that id runs."""
+        ...
+
+
+def create_playground(settings: PlaygroundSettings, hosts: HostPolicy) -> ASGIApp:
+    """The playground's routes, to mount at `/playground` in the server's app: it hands its API
+    calls to that app, and stops a stream through the app's `state.relay` (a `StreamControl`).
+    `hosts`: the `Host` names it answers (the server's)."""
     keys = BearerKeys(settings.keys)
-    if hosts is None:
-        hosts = HostPolicy.for_listener(None, settings.allowed_hosts)
-    sessions = SessionStore(settings.playground_session_seconds)
+    sessions = SessionStore(settings.session_seconds)
     static = page_assets(__package__)
     if keys.open:
         static["index.html"] = static["index.html"].replace(SIGN_OUT, b"")
@@ -107,7 +116,7 @@ def create_playground(settings: ServerSettings, hosts: HostPolicy | None = None)
 
     async def login(request: Request) -> Response:
         try:
-            body = await read_body(request, MAX_SMALL_BODY, settings.limits.body_timeout_seconds)
+            body = await read_body(request, MAX_SMALL_BODY, settings.body_timeout_seconds)
         except Refusal as refusal:
             return _refused(refusal)
         key = (parse_qs(body.decode("utf-8", "replace")).get("key") or [""])[0].strip()
@@ -136,39 +145,37 @@ def create_playground(settings: ServerSettings, hosts: HostPolicy | None = None)
     async def cost(request: Request) -> Response:
         try:
             check_key(request)
-            asked = wire.json_object(
-                await read_body(request, MAX_SMALL_BODY, settings.limits.body_timeout_seconds)
+            asked = json_object(
+                await read_body(request, MAX_SMALL_BODY, settings.body_timeout_seconds)
             )
             model = asked.get("model")
-            entry = settings.model(model) if isinstance(model, str) else None
+            upstream = settings.models.get(model) if isinstance(model, str) else None
             usage, at_ms = asked.get("usage"), asked.get("at_ms")
-            if entry is None or not _is_usage(usage):
+            if upstream is None or not _is_usage(usage):
                 raise invalid_request(
                     'send {"model": a served model id, "usage": the stop event\'s usage, '
                     '"at_ms": when it ran}'
                 )
         except Refusal as refusal:
             return _refused(refusal)
-        info = default_catalogue().lookup(entry.model)
+        info = default_catalogue().lookup(upstream)
         if info is None or info.price is None:  # unknown, never zero
-            return _json({"cost": None, "model": entry.model})
+            return _json({"cost": None, "model": upstream})
         turn = cost_of_turn(
             usage,
             info.price,
             model=info.id,
             at_ms=at_ms if isinstance(at_ms, int) else None,
         )
-        return _json({"cost": turn.as_json() if turn.known else None, "model": entry.model})
+        return _json({"cost": turn.as_json() if turn.known else None, "model": upstream})
 
     async def stop(request: Request) -> Response:
         response_id = request.path_params["response_id"]
-        relay = request.app.state.relay  # the server's: `request.app` is the outer app
+        relay: StreamControl = request.app.state.relay  # `request.app` is the outer app
         try:
             caller = check_key(request)
             # another key's stream reads as unknown, as it does for a resume
-            if not wire.is_response_id(response_id) or not await relay.readable_by(
-                response_id, caller or ""
-            ):
+            if not await relay.readable_by(response_id, caller or ""):
                 raise not_found(f"no stream {response_id[:60]!r} to stop")
         except Refusal as refusal:
             return _refused(refusal)
@@ -281,4 +288,4 @@ def _is_usage(value: Any) -> bool:
     )
 
 
-__all__ = ["COOKIE", "create_playground"]
+__all__ = ["COOKIE", "StreamControl", "create_playground"]

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from ..client.credentials import Secret
+from ..auth.secret import Secret
 
 SESSION_SECONDS = 12 * 3600.0  # the config's default playground_session_seconds
 MAX_SESSIONS = 1_000  # past it, a sign-in ends the oldest session

@@ -1,10 +1,13 @@
 """The modelstream server: configured models over HTTP as resumable streams (docs/server.md).
 
     settings = load_settings("server.toml")
-    app = create_app(settings)            # an ASGI app; `modelstream serve` runs it with uvicorn
+    app = create_app(settings)            # an ASGI app: the API alone
+
+`modelstream serve` runs `modelstream.serving.create_app`: this app with the playground mounted.
 
 `create_app` and `BackgroundServer` need the `server` extra (Starlette, uvicorn) and are imported
-on first use, so `modelstream.server.command`, `config` and `stores` import without it.
+on first use, so `config` and `stores` import without it (and the `serve` command, in
+`modelstream.serving.command`).
 """
 
 from __future__ import annotations

@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..client.credentials import Secret
+from ..auth.secret import Secret
 from ..client.prepare import endpoint_for
 from ..client.routing import resolve_route
 from ..errors import ConfigurationError
-from ..hosts import allowed_name
 from ..platforms import REGISTRY as PLATFORMS
 from ..platforms import PlatformSettings, listed, platform_named, platform_of
 from ..protocols import protocol_named
 from ..traces.store import TraceLimits
+from ..web.hosts import allowed_name
 
 _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")

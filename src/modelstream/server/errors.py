@@ -1,59 +1,17 @@
-"""What the server answers when it refuses a request, and the error that ends a stream the
-server itself cancelled. Error bodies are `{"error": {"type", "message", ...}}` (SPEC §7); a
-refusal's type is the error class a modelstream client raises for its status where there is one
-(`AuthenticationError` for 401, `NotFoundError` for 404)."""
+"""The server's own refusals (the ones every web app shares are `..web.refusals`), and the error
+that ends a stream the server itself cancelled. Error bodies are `{"error": {"type", "message",
+...}}` (SPEC §7)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
-from ..errors import AuthenticationError, ModelstreamError, NotFoundError
+from ..errors import ModelstreamError
 from ..jsonwire import error_object
+from ..web.refusals import Refusal, invalid_request
 
 log = logging.getLogger("modelstream.server")
-
-
-class Refusal(Exception):
-    """A request refused before any stream began: an HTTP status and an error body.
-
-    `outcome` is the label the refusal is counted under in /metrics."""
-
-    def __init__(
-        self,
-        status: int,
-        error_type: str,
-        message: str,
-        *,
-        outcome: str,
-        headers: Mapping[str, str] | None = None,
-        fields: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.status = status
-        self.error_type = error_type
-        self.message = message
-        self.outcome = outcome
-        self.headers = dict(headers or {})
-        self.fields = dict(fields or {})
-        super().__init__(message)
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"type": self.error_type, "message": self.message, **self.fields}}
-
-
-def unauthorized() -> Refusal:
-    return Refusal(
-        401,
-        AuthenticationError.__name__,  # the client raises that class (error_bodies)
-        "missing or wrong API key: send one of the server's keys as 'Authorization: Bearer <key>'",
-        outcome="unauthorized",
-        headers={"www-authenticate": "Bearer"},
-    )
-
-
-def invalid_request(message: str, **fields: Any) -> Refusal:
-    return Refusal(400, "InvalidRequestError", message, outcome="invalid_request", fields=fields)
 
 
 def bad_input(exc: ModelstreamError) -> Refusal:
@@ -84,16 +42,12 @@ def store_unavailable() -> Refusal:
     )
 
 
-def not_found(message: str, *, outcome: str = "not_found") -> Refusal:
-    return Refusal(404, NotFoundError.__name__, message, outcome=outcome)
-
-
 class StreamCancelledError(ModelstreamError):
     """The server cancelled the upstream call: nobody resumed the stream within the grace
     period after its client dropped, or the server shut down."""
 
     def __init__(self, reason: str, message: str) -> None:
-        self.reason = reason  # "abandoned" or "shutdown"
+        self.reason = reason  # "abandoned", "shutdown" or "stopped"
         super().__init__(message)
 
     def fields(self) -> dict[str, Any]:

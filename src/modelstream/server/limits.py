@@ -1,6 +1,7 @@
-"""The request-side limits (docs/server.md#limits-and-exposure): a bounded body read with its
-deadline, large bodies checked off the event loop, the count of streams running at once (in
-all and per key), and the connection-level limits uvicorn does not have (`connection_protocol`).
+"""The request-side limits (docs/server.md#limits-and-exposure): large bodies checked off the
+event loop, the count of streams running at once (in all and per key), and the connection-level
+limits uvicorn does not have (`connection_protocol`). The bounded body read with its deadline
+is the web layer's (`..web.bodies.read_body`).
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import orjson
-from starlette.requests import ClientDisconnect, Request
 
+from ..web.refusals import Refusal
 from .config import Limits
-from .errors import Refusal, invalid_request
 
 log = logging.getLogger("modelstream.server")
 
@@ -24,31 +24,6 @@ T = TypeVar("T")
 # A body larger than this is parsed and checked in a worker thread (`off_loop`): 50,000
 # messages (4 MB) took the loop for more than a second, stalling every other stream
 LARGE_BODY_BYTES = 256 * 1024
-
-
-def too_large(limit: int) -> Refusal:
-    return Refusal(
-        413,
-        "RequestTooLargeError",
-        f"the request body is larger than the server's limit of {limit} bytes "
-        "(limits.max_body_bytes); send fewer or smaller inline images",
-        outcome="too_large",
-        fields={"limit": limit},
-    )
-
-
-def body_too_slow(seconds: float) -> Refusal:
-    """A 408 for a body that did not arrive in time; the connection is closed after it (the
-    rest of the body would keep it busy)."""
-    return Refusal(
-        408,
-        "RequestTimeoutError",
-        f"the request body did not arrive within {seconds:g} s of its headers, the server's "
-        "limit (limits.body_timeout_seconds); send the body at once, or a smaller one",
-        outcome="request_timeout",
-        headers={"connection": "close"},
-        fields={"limit": seconds},
-    )
 
 
 def headers_too_slow(seconds: float) -> Refusal:
@@ -85,30 +60,6 @@ def too_many_connections(limit: int) -> Refusal:
     )
 
 
-async def read_body(request: Request, limit: int, timeout: float | None = None) -> bytes:
-    """The body, or a 413 `Refusal` as soon as it passes `limit` bytes (a declared
-    Content-Length is checked first, a chunked body is counted as it arrives), or a 408 when
-    the whole of it has not arrived within `timeout` seconds."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise too_large(limit)
-    parts: list[bytes] = []
-    size = 0
-    try:
-        async with asyncio.timeout(timeout):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    raise too_large(limit)
-                parts.append(chunk)
-    except TimeoutError:
-        assert timeout is not None
-        raise body_too_slow(timeout) from None
-    except ClientDisconnect:  # nobody will read the answer; it is counted all the same
-        raise invalid_request("the client disconnected before sending the whole body") from None
-    return b"".join(parts)
-
-
 async def off_loop(size: int, work: Callable[..., T], *args: Any) -> T:
     """`work(*args)`, the parsing and checking of a request body of `size` bytes: in a worker
     thread when the body is larger than `LARGE_BODY_BYTES`, so that it does not stall the
@@ -137,7 +88,7 @@ class StreamSlots:
         self.limit = limit
         self.per_key = per_key
         self.in_use = 0
-        self._by_key: dict[str, int] = {}  # streams running per caller (`auth.key_hash`)
+        self._by_key: dict[str, int] = {}  # streams running per caller (`web.keys.key_hash`)
 
     def acquire(self, caller: str | None = None) -> None:
         """Take a slot for `caller` or raise the 429 `Refusal` (no await: checking and taking is
@@ -194,7 +145,7 @@ def connection_protocol(limits: Limits) -> type[asyncio.Protocol]:
       connections it should bound never reach it.
     - A request answered before its body arrived (a refusal) must send the rest of its body
       within `body_timeout_seconds`, or the connection is closed: uvicorn reads and drops it
-      for as long as it comes. (The deadline for a body the app reads is `read_body`'s.)
+      for as long as it comes. (The deadline for a body the app reads is `web.bodies.read_body`'s.)
 
     A subclass of the protocol rather than a middleware: an ASGI app sees a request only once
     its headers are complete, and never sees a connection at all."""

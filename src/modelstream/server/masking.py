@@ -10,8 +10,7 @@ from typing import Any
 
 import orjson
 
-from ..auth.secret import MASK, MIN_MASKED_LENGTH, mask_secret
-from ..client.credentials import Secret
+from ..auth.secret import MASK, MIN_MASKED_LENGTH, Secret, mask_secret
 
 
 class KeyMask:

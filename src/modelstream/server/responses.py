@@ -19,6 +19,9 @@ from starlette.types import Receive, Scope, Send
 
 from . import wire
 
+# what every SSE response of the server carries: no cache, no proxy buffering
+SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
 
 class EventStreamResponse(Response):
     """200, `text/event-stream`, the chunks of `body` as they come; `body` is closed at the end,

@@ -15,11 +15,11 @@ from typing import Any
 
 import orjson
 
-from .. import bounded_json
 from ..jsonwire import loads_messages
 from ..shapes import ShapeError, check_config, check_messages
 from ..types import Config, Message
-from .errors import Refusal, invalid_request
+from ..web.bodies import json_object
+from ..web.refusals import Refusal, invalid_request
 
 DONE = b"data: [DONE]\n\n"
 KEEPALIVE = b": keep-alive\n\n"
@@ -55,31 +55,10 @@ class StreamRequest:
     model: str
     messages: list[Message]
     config: Config
-    caller: str | None = None  # `auth.key_hash` of the caller's key; None on an open server
+    caller: str | None = None  # `web.keys.key_hash` of the caller's key; None on an open server
     # what a reader needs to write the stream again, stored beside its owner (a gateway stream:
     # the caller's wire and its writer's context, server/gateway.py); "" for none
     meta: str = ""
-
-
-def json_object(body: bytes, shape: str = "") -> dict[str, Any]:
-    """A request body that must be a JSON object (its `shape` named in the refusal), nested at
-    most `bounded_json.MAX_DEPTH` deep; raises `Refusal` (400) for anything else. Every body the
-    server parses goes through here: what reads it afterwards (a deep copy, an encoder, a schema
-    walk) recurses in Python, so a deeper body would end in a `RecursionError`."""
-    try:
-        data = bounded_json.loads(body)
-    except bounded_json.JSONTooDeepError as exc:
-        raise invalid_request(
-            f"the request body nests objects and arrays more than {exc.limit} levels deep, the "
-            "server's limit; flatten what nests that deep (a tool's parameters schema, "
-            "provider fields)",
-            limit=exc.limit,
-        ) from None
-    except orjson.JSONDecodeError as exc:
-        raise invalid_request(f"the request body is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise invalid_request(f"the request body must be a JSON object {shape}".rstrip())
-    return data
 
 
 def parse_stream_request(body: bytes) -> StreamRequest:

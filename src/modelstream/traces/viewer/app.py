@@ -18,7 +18,7 @@ Query parameters are checked, not clamped: an unknown or repeated one, a search 
 It only reads the trace file and never fetches a URL: http(s) images in a trace are loaded by the
 browser, and only when the person clicks them. Requests must name a loopback host (or the host it
 was started on), so a web page elsewhere cannot read traces through DNS rebinding: the same check
-as the server's (`modelstream.hosts`), answered with a 400.
+as the server's (`modelstream.web.hosts`), answered with a 400.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from ...hosts import LOOPBACK_NAMES, HostPolicy, host_checked
-from ...pages import ASSET_TYPES, page_assets, with_page_headers
+from ...web.hosts import LOOPBACK_NAMES, HostPolicy, host_checked
+from ...web.pages import ASSET_TYPES, page_assets, with_page_headers
 from ..store import TraceStore
 
 MAX_QUERY = 200  # characters of a search

@@ -28,12 +28,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..client.routing import resolve_route
-from ..errors import ModelstreamError
-from ..jsonwire import dumps, loads_event, loads_messages
-from ..protocols import REGISTRY
-from ..protocols.common.fidelity_seal import FidelityForgedError, FidelitySeal
-from ..protocols.common.gateway import (
+from ...client.routing import resolve_route
+from ...errors import ModelstreamError
+from ...jsonwire import dumps, loads_event, loads_messages
+from ...protocols import REGISTRY
+from ...protocols.common.fidelity_seal import FidelityForgedError, FidelitySeal
+from ...protocols.common.gateway import (
     GatewayError,
     GatewayRoute,
     GatewayWire,
@@ -45,30 +45,23 @@ from ..protocols.common.gateway import (
     UnsupportedOutputError,
     WriteContext,
 )
-from ..protocols.common.options import merge_extra_body
-from ..types import Config, DoneItem, Message
-from . import wire
-from .auth import BearerKeys
-from .config import ModelEntry, ServerSettings
-from .errors import (
-    Refusal,
-    bad_input,
-    invalid_request,
-    not_found,
-    store_unavailable,
-    unexpected_shape,
-)
-from .limits import off_loop, read_body
-from .logs import stream_ref
-from .metrics import ServerMetrics
-from .request_policy import check_upstream_request
-from .responses import EventStreamResponse
-from .stores import Entry, StoreError
-from .streams import BurstClock, StreamRelay
+from ...protocols.common.options import merge_extra_body
+from ...types import Config, DoneItem, Message
+from ...web.bodies import json_object, read_body
+from ...web.refusals import Refusal, invalid_request, not_found
+from .. import wire
+from ..config import ModelEntry, ServerSettings
+from ..errors import bad_input, store_unavailable, unexpected_shape
+from ..limits import off_loop
+from ..logs import stream_ref
+from ..relay import BurstClock
+from ..request_policy import check_upstream_request
+from ..responses import SSE_HEADERS, EventStreamResponse
+from ..stores import Entry, StoreError
+from .state import ServerState
 
 log = logging.getLogger("modelstream.server")
 
-_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 _ERROR_ENTRY = b'{"error"'  # how a stored terminal entry starts (jsonwire.error_object)
 _ESTIMATE_HEADER = "x-modelstream-token-estimate"
 # a kept turn's messages may be this many times the body limit (a chain of continued turns
@@ -99,6 +92,12 @@ def refusal_error(refusal: Refusal) -> GatewayError:
     )
 
 
+def fidelity_seal(settings: ServerSettings) -> FidelitySeal:
+    """The seal of fidelity crossing wires: the config's `fidelity_key`, else one per process."""
+    key = settings.fidelity_key
+    return FidelitySeal(key.reveal().encode()) if key is not None else FidelitySeal.random()
+
+
 def upstream_protocol(entry: ModelEntry) -> str:
     """The protocol a served model's upstream speaks (its config's, else its model's route)."""
     return resolve_route(entry.model, entry.client_type, entry.platform).client_type
@@ -107,19 +106,12 @@ def upstream_protocol(entry: ModelEntry) -> str:
 class Gateway:
     """The routes of every inbound wire (module docstring)."""
 
-    def __init__(
-        self,
-        settings: ServerSettings,
-        relay: StreamRelay,
-        keys: BearerKeys,
-        metrics: ServerMetrics,
-        seal: FidelitySeal,
-    ) -> None:
-        self.settings = settings
-        self.relay = relay
-        self.keys = keys
-        self.metrics = metrics
-        self.seal = seal
+    def __init__(self, state: ServerState) -> None:
+        self.settings = state.settings
+        self.relay = state.relay
+        self.keys = state.keys
+        self.metrics = state.metrics
+        self.seal = fidelity_seal(state.settings)
         self._shared: list[tuple[GatewayRoute, Endpoint]] = []  # routes(): header-chosen ones
 
     def routes(self, taken: frozenset[str] = frozenset()) -> list[Route]:
@@ -230,7 +222,7 @@ class Gateway:
         return await off_loop(len(body), self._decode, wire_, call, body), len(body)
 
     def _decode(self, wire_: GatewayWire, call: InboundCall, body: bytes) -> InboundRequest:
-        data = wire.json_object(body)
+        data = json_object(body)
         try:
             return wire_.decode_request(data, call, self.seal)
         except InboundRequestError as exc:
@@ -346,7 +338,7 @@ class Gateway:
             return await self._final(wire_, ctx, reader, first, headers)
         content_type = inbound.content_type or wire_.content_type
         body = self._frames(wire_.writer(ctx), reader, first, content_type)
-        response = EventStreamResponse(body, {**_SSE_HEADERS, **headers})
+        response = EventStreamResponse(body, {**SSE_HEADERS, **headers})
         response.headers["content-type"] = content_type
         return response
 
@@ -362,6 +354,7 @@ class Gateway:
         frames are left out (a resume: the client has them)."""
         keepalive = wire.KEEPALIVE if content_type.startswith("text/event-stream") else b""
         burst = BurstClock()
+        priority = self.relay.priority
         ended = False
         async with contextlib.aclosing(reader):
             batch: list[Entry] | None = first
@@ -379,8 +372,8 @@ class Gateway:
                             yield b"".join(frames)
                         if ended:
                             return
-                        if self.relay.must_yield(burst):  # a first event elsewhere first
-                            await self.relay.yield_to_starts()
+                        if priority.must_yield(burst):  # a first event elsewhere first
+                            await priority.yield_to_starts()
                     batch = await anext(reader, None)
             except StoreError as exc:
                 log.error("a gateway stream lost its store: %s", exc)
@@ -395,9 +388,7 @@ class Gateway:
         response_id = request.path_params["response_id"]
         try:
             caller = self.caller(wire_, request)
-            meta = None
-            if wire.is_response_id(response_id):
-                meta = await self.relay.meta_for(response_id, caller or "")
+            meta = await self.relay.meta_for(response_id, caller or "")
             context = _context_of(meta, name)
             if context is None:
                 raise not_found(
@@ -434,7 +425,7 @@ class Gateway:
             return await self._final(wire_, ctx, reader, first, headers)
         skip = int(after) + 1 if after is not None else 0
         body = self._frames(wire_.writer(ctx), reader, [], wire_.content_type, skip)
-        response = EventStreamResponse(body, {**_SSE_HEADERS, **headers})
+        response = EventStreamResponse(body, {**SSE_HEADERS, **headers})
         response.headers["content-type"] = wire_.content_type
         return response
 
@@ -459,9 +450,7 @@ class Gateway:
     async def _history(self, name: str, response_id: str, caller: str | None) -> list[Message]:
         """The messages of a kept turn and its answer, for a request that continues it; a 400
         naming the field when there is no such finished, kept turn for this key."""
-        meta = None
-        if wire.is_response_id(response_id):
-            meta = await self.relay.meta_for(response_id, caller or "")
+        meta = await self.relay.meta_for(response_id, caller or "")
         context = _context_of(meta, name)
         if context is None or "messages" not in context:
             kept = "" if context is None else " (it was not stored: store was false)"

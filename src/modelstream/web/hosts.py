@@ -1,5 +1,5 @@
-"""Which `Host` a local server answers: the defence against DNS rebinding, shared by the server
-(and its playground) and the trace viewer.
+"""Which `Host` a local server answers: the defence against DNS rebinding, shared by the server,
+its playground and the trace viewer.
 
 A web page elsewhere can point its own name at 127.0.0.1 once the browser has loaded it; the
 browser then sends that page's requests to a server on this machine and lets the page read the

@@ -1,7 +1,8 @@
 """`modelstream serve --config FILE [--host H] [--port P]`: run the server with uvicorn.
 
-Exposes `add_parser(subparsers)` for the `modelstream` command and `run(args)`; `python -m
-modelstream.server` runs the same command on its own. Starlette and uvicorn are imported only
+Exposes `add_command(subparsers)` for the `modelstream` command and `run(args)`; `python -m
+modelstream.server` runs the same command on its own. It serves `serving.create_app`: the
+server's app with the chat page. Starlette and uvicorn are imported only
 when the server runs, so the rest of the CLI works without the `server` extra.
 """
 
@@ -21,9 +22,9 @@ from ..catalogue import CatalogueError, default_catalogue
 from ..console.exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from ..console.helptext import command_parser, examples
 from ..errors import ModelstreamError
-from .config import ServerConfigError, ServerSettings, load_settings
-from .logs import hide_response_ids_in_access_log
-from .stores import StreamStore
+from ..server.config import ServerConfigError, ServerSettings, load_settings
+from ..server.logs import hide_response_ids_in_access_log
+from ..server.stores import StreamStore
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 
@@ -92,8 +93,8 @@ def serve_settings(
     try:
         import uvicorn
 
-        from .app import create_app
-        from .limits import connection_protocol
+        from .app import create_app  # the server with the playground
+        from ..server.limits import connection_protocol
 
         protocol = connection_protocol(settings.limits)
     except ImportError as exc:
@@ -154,7 +155,7 @@ def serve_settings(
 def _redis_store(url: str, settings: ServerSettings) -> tuple[StreamStore, str]:
     """A `RedisStore` sized by the limits, once a Redis answers at `url` (or raise), and the
     URL to show (without its password)."""
-    from .stores.redis import RedisStore, check_reachable, redacted_url
+    from ..server.stores.redis import RedisStore, check_reachable, redacted_url
 
     if url.startswith("$"):  # keep a password out of the command line (and `ps`)
         name = url.removeprefix("$").removeprefix("{").removesuffix("}")

@@ -9,7 +9,7 @@ import hashlib
 import hmac
 from collections.abc import Sequence
 
-from ..client.credentials import Secret
+from ..auth.secret import Secret
 
 
 class BearerKeys:
