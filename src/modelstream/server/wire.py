@@ -57,7 +57,7 @@ class StreamRequest:
     config: Config
     caller: str | None = None  # `web.keys.key_hash` of the caller's key; None on an open server
     # what a reader needs to write the stream again, stored beside its owner (a gateway stream:
-    # the caller's wire and its writer's context, server/gateway.py); "" for none
+    # the caller's wire and its writer's context, server/routes/gateway.py); "" for none
     meta: str = ""
 
 
