@@ -2,12 +2,12 @@
 
 `Client`/`EventStream` (client/sync_client.py) and `Conversation`
 (conversation/sync_conversation.py) are the async code with the asyncio words taken out:
-`async`/`await` dropped, async names renamed to their blocking twins (`RENAMES`), and the few
-places where blocking code must differ rewritten (`REWRITES`, each with its reason). The output
-is committed and formatted by ruff;
-tests/test_unasync.py regenerates it and fails on any difference, and `.ci/run` runs `--check`
-as a step of its own, so the twins cannot drift. A development tool, not part of the package: it
-needs the test extra's pinned ruff, whose formatting the committed twins are in.
+`async`/`await` dropped, async names renamed to their blocking twins (`RENAMES`), and the few places
+where blocking code must differ rewritten (`REWRITES`, each with its reason). The output is
+committed and formatted by ruff; tests/client/test_unasync.py regenerates it and fails on any
+difference, and `.ci/run` runs `--check` as a step of its own, so the twins cannot drift. A
+development tool, not part of the package: it needs the test extra's pinned ruff, whose formatting
+the committed twins are in.
 
     .venv/bin/python scripts/generate_sync.py          # regenerate after editing async code
     .venv/bin/python scripts/generate_sync.py --check  # exit 1 when a generated file is stale
@@ -119,7 +119,7 @@ TWINS = (
         docstring='''"""`Client`: the blocking shell around `StreamCall`, the twin of `AsyncClient`.
 
 GENERATED from async_client.py by `python scripts/generate_sync.py`; do not edit: edit the
-async client and regenerate (tests/test_unasync.py fails while this file is stale).
+async client and regenerate (tests/client/test_unasync.py fails while this file is stale).
 """''',
     ),
     Twin(
@@ -128,7 +128,7 @@ async client and regenerate (tests/test_unasync.py fails while this file is stal
         docstring='''"""`Conversation`: the conversation of a `Client`, twin of `AsyncConversation`.
 
 GENERATED from async_conversation.py by `python scripts/generate_sync.py`; do not edit: edit the
-async conversation and regenerate (tests/test_unasync.py fails while this file is stale).
+async conversation and regenerate (tests/client/test_unasync.py fails while this file is stale).
 """''',
     ),
 )

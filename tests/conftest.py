@@ -4,8 +4,22 @@ from collections.abc import Iterator
 
 import pytest
 
-from modelstream.testing import Emulator
-from support import ReplayServer
+# Before the first import of `support`: its modules' asserts then report as a test's do.
+pytest.register_assert_rewrite("support")
+
+from modelstream.testing import Emulator  # noqa: E402
+from support import ReplayServer  # noqa: E402
+
+# The fixtures the helper modules define, for the tests of every folder: `drive` (client),
+# `serve` (server), `config_file` and `running` (server_process), `redis_url` and `prefix`
+# (redis_server), `store` (traces).
+pytest_plugins = [
+    "support.client",
+    "support.redis_server",
+    "support.server",
+    "support.server_process",
+    "support.traces",
+]
 
 
 @pytest.fixture

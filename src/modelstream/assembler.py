@@ -47,7 +47,8 @@ I. A tool call's first fragment carries its name (SPEC §2). A call opened befor
 What a kind is (its growing field, how fragments join, its empty value, whether it counts as
 content) comes from the one table, `modelstream.items`; this module only orders and closes.
 (The adapter methods below build each kind's delta as a literal in its `types` shape: they are
-the hot path, and `tests/test_items.py` checks that every kind joins as the table says.)
+the hot path, and `tests/core/test_items.py` checks that every kind joins as the table
+says.)
 
 The assembler is sans-IO: `now_ms` is set by whoever feeds it and stamped on each event.
 """

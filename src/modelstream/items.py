@@ -4,7 +4,7 @@ Why one table: the assembler, the accumulator, the grammar checker, the JSON wir
 store and the CLI renderer each join fragments, pick a growing field, decode base64 or tell
 content from thinking. Written into each of them, the knowledge drifts (one reader forgets a
 kind, another joins an embedding as a string); read from here, adding or changing a kind is one
-record, and `tests/test_items.py` checks that every reader agrees with it.
+record, and `tests/core/test_items.py` checks that every reader agrees with it.
 
 A record says, for one kind:
   growing      the field that grows fragment by fragment ("": no delta form, user-only)

@@ -1,7 +1,7 @@
 """`Client`: the blocking shell around `StreamCall`, the twin of `AsyncClient`.
 
 GENERATED from async_client.py by `python scripts/generate_sync.py`; do not edit: edit the
-async client and regenerate (tests/test_unasync.py fails while this file is stale).
+async client and regenerate (tests/client/test_unasync.py fails while this file is stale).
 """
 
 from __future__ import annotations

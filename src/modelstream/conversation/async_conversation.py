@@ -1,6 +1,7 @@
 """`AsyncConversation`: a conversation driven by `AsyncClient`, and the source of the blocking
 `Conversation` (sync_conversation.py), which `python scripts/generate_sync.py` generates from
-this file: edit this one, then regenerate; tests/test_unasync.py fails while the twin is stale.
+this file: edit this one, then regenerate; tests/client/test_unasync.py fails while the twin is
+stale.
 """
 
 from __future__ import annotations

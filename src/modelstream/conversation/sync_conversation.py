@@ -1,7 +1,7 @@
 """`Conversation`: the conversation of a `Client`, twin of `AsyncConversation`.
 
 GENERATED from async_conversation.py by `python scripts/generate_sync.py`; do not edit: edit the
-async conversation and regenerate (tests/test_unasync.py fails while this file is stale).
+async conversation and regenerate (tests/client/test_unasync.py fails while this file is stale).
 """
 
 from __future__ import annotations

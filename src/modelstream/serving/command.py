@@ -93,8 +93,8 @@ def serve_settings(
     try:
         import uvicorn
 
-        from .app import create_app  # the server with the playground
         from ..server.limits import connection_protocol
+        from .app import create_app  # the server with the playground
 
         protocol = connection_protocol(settings.limits)
     except ImportError as exc:
