@@ -20,6 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import modelstream
+from support import REPO
 
 PACKAGE = Path(modelstream.__file__).parent
 
@@ -225,3 +226,18 @@ def _a_cycle(graph: dict[str, set[str]]) -> list[str] | None:
             if found:
                 return found
     return None
+
+
+def test_the_architecture_page_draws_these_layers() -> None:
+    """docs/architecture.md's drawing, top line first, names the units of each layer here (the
+    units a line starts with; its description follows)."""
+    units = _layer_of()
+    page = (REPO / "docs" / "architecture.md").read_text()
+    drawing = page.split("## The layers", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    drawn = []
+    for line in drawing.splitlines():
+        words = line.split()
+        count = next((i for i, word in enumerate(words) if word not in units), len(words))
+        if count:
+            drawn.append(tuple(sorted(words[:count])))
+    assert drawn[::-1] == [tuple(sorted(layer)) for layer in LAYERS]
