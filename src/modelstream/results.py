@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .types import DoneItem, EventItem, FinishReason, Usage
+
+if TYPE_CHECKING:
+    from decimal import Decimal  # imported when a cost is first summed: not at start-up
 
 PartialStatus = Literal["cancelled", "failed", "incomplete"]
 _PARTS = ("input", "cached_input", "cache_write", "reasoning", "output")
@@ -28,6 +30,8 @@ class TurnCost:
 
     @property
     def total(self) -> Decimal | None:
+        from decimal import Decimal
+
         parts = [getattr(self, name) for name in _PARTS]
         if any(part is None for part in parts):
             return None
