@@ -19,7 +19,7 @@ from asyncio import timeout_at
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Self
+from typing import Self, Unpack
 
 import httpx
 
@@ -57,6 +57,8 @@ class AsyncClient(ClientSettings):
         client_type: str | Protocol | None = None,
         timeouts: TimeoutsOption | None = None,
         retry: RetryOption | None = None,
+        timeout: TimeoutsOption | None = None,
+        max_retries: int | None = None,
         lenient_tool_arguments: bool = False,
         lenient_frames: bool = False,
         http_client: httpx.AsyncClient | None = None,
@@ -74,6 +76,8 @@ class AsyncClient(ClientSettings):
             client_type=client_type,
             timeouts=timeouts,
             retry=retry,
+            timeout=timeout,
+            max_retries=max_retries,
             lenient_tool_arguments=lenient_tool_arguments,
             lenient_frames=lenient_frames,
             random=random,
@@ -108,12 +112,14 @@ class AsyncClient(ClientSettings):
         model: str | None = None,
         timeout: TimeoutsOption | None = None,
         max_retries: int | None = None,
+        **config_keys: Unpack[Config],
     ) -> AsyncEventStream:
         """The events of one turn; the request is sent when the first event is pulled.
 
         `messages` is the user's turn as a str, one message, or the history as a list of
-        messages; `timeout` and `max_retries` override the client's settings for this call."""
-        plan, call = self._prepare(model, messages, config, timeout, max_retries)
+        messages; `timeout` and `max_retries` override the client's settings for this call.
+        Config keys go in `config` or as keyword arguments (`max_tokens=5`)."""
+        plan, call = self._prepare(model, messages, config, timeout, max_retries, config_keys)
         return AsyncEventStream(lambda stream: self._events(plan, call, stream), call)
 
     async def complete(
@@ -124,10 +130,16 @@ class AsyncClient(ClientSettings):
         model: str | None = None,
         timeout: TimeoutsOption | None = None,
         max_retries: int | None = None,
+        **config_keys: Unpack[Config],
     ) -> AssistantMessage:
         """The final assistant message of one turn, or the stream's error."""
         stream = self.stream(
-            messages, config, model=model, timeout=timeout, max_retries=max_retries
+            messages,
+            config,
+            model=model,
+            timeout=timeout,
+            max_retries=max_retries,
+            **config_keys,
         )
         async with stream:
             return await stream.get_final_message()

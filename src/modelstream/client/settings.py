@@ -9,8 +9,8 @@ than deep inside the first call that needs it. A call may override the timeouts 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from ..auth.signing import RequestSigner
 from ..errors import ConfigurationError
@@ -40,6 +40,8 @@ class ClientSettings:
         client_type: str | Protocol | None,
         timeouts: TimeoutsOption | None,
         retry: RetryOption | None,
+        timeout: TimeoutsOption | None = None,
+        max_retries: int | None = None,
         lenient_tool_arguments: bool,
         lenient_frames: bool,
         random: Callable[[], float],
@@ -63,8 +65,17 @@ class ClientSettings:
         self.model = model
         self.base_url = base_url
         self.client_type = client_type
+        if timeout is not None:  # the SDKs' name for the same setting
+            if timeouts is not None:
+                raise TypeError(
+                    "pass timeout= or timeouts=, not both: they are one setting (a number of "
+                    "seconds, a Timeouts, or False)"
+                )
+            timeouts = timeouts_from(timeout, "timeout")
         self.timeouts = timeouts_from(Timeouts() if timeouts is None else timeouts, "timeouts")
         self.retry = retry_policy_from(RetryPolicy() if retry is None else retry, "retry")
+        if max_retries is not None:  # the SDKs' name: retries after the first attempt
+            self.retry = with_max_retries(self.retry, max_retries)
         self.lenient_tool_arguments = _flag(lenient_tool_arguments, "lenient_tool_arguments")
         self.lenient_frames = _flag(lenient_frames, "lenient_frames")
         self._api_key = Secret(api_key) if api_key else None
@@ -124,12 +135,15 @@ class ClientSettings:
         config: Config | None,
         timeout: TimeoutsOption | None = None,
         max_retries: int | None = None,
+        config_keys: Mapping[str, Any] | None = None,
     ) -> tuple[CallPlan, StreamCall]:
-        """Route, pick the key and encode now, so configuration errors raise before any IO."""
+        """Route, pick the key and encode now, so configuration errors raise before any IO.
+        `config_keys` are config keys given as keyword arguments (`max_tokens=5`)."""
         from ..tools import config_with_tool_definitions  # not imported by a CLI that needs none
 
         messages = as_messages(prompt)
-        config = config_with_tool_definitions(config)  # function tools → their definitions
+        # keyword config keys joined in; function tools → their definitions
+        config = config_with_tool_definitions(with_config_keys(config, config_keys))
         timeouts = self.timeouts if timeout is None else timeouts_from(timeout, "timeout")
         retry = self.retry if max_retries is None else with_max_retries(self.retry, max_retries)
         plan = plan_call(model or self.model or "", messages, config, **self._route_options())
@@ -189,6 +203,22 @@ def _check_options(*, random: object, traces: object, signer: object, platform: 
 def _is_sinks(value: object) -> bool:
     sinks = value if isinstance(value, list | tuple) else [value]
     return all(callable(getattr(sink, "append", None)) for sink in sinks)
+
+
+def with_config_keys(config: Config | None, keys: Mapping[str, Any] | None) -> Config | None:
+    """`config` with the keys a call gave as keyword arguments; a key given both ways is a
+    TypeError, as Python says of an argument given twice."""
+    if not keys:
+        return config
+    if config is not None and not isinstance(config, Mapping):
+        return config  # the config checks say what a config must be
+    both = sorted(set(config or {}) & set(keys))
+    if both:
+        raise TypeError(
+            f"config key {', '.join(repr(key) for key in both)} given both in config and as a "
+            "keyword argument: pass it once"
+        )
+    return cast(Config, {**(config or {}), **keys})
 
 
 def _flag(value: object, parameter: str) -> bool:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Self
+from typing import Self, Unpack
 
 import httpx
 
@@ -50,6 +50,8 @@ class Client(ClientSettings):
         client_type: str | Protocol | None = None,
         timeouts: TimeoutsOption | None = None,
         retry: RetryOption | None = None,
+        timeout: TimeoutsOption | None = None,
+        max_retries: int | None = None,
         lenient_tool_arguments: bool = False,
         lenient_frames: bool = False,
         http_client: httpx.Client | None = None,
@@ -67,6 +69,8 @@ class Client(ClientSettings):
             client_type=client_type,
             timeouts=timeouts,
             retry=retry,
+            timeout=timeout,
+            max_retries=max_retries,
             lenient_tool_arguments=lenient_tool_arguments,
             lenient_frames=lenient_frames,
             random=random,
@@ -101,12 +105,14 @@ class Client(ClientSettings):
         model: str | None = None,
         timeout: TimeoutsOption | None = None,
         max_retries: int | None = None,
+        **config_keys: Unpack[Config],
     ) -> EventStream:
         """The events of one turn; the request is sent when the first event is pulled.
 
         `messages` is the user's turn as a str, one message, or the history as a list of
-        messages; `timeout` and `max_retries` override the client's settings for this call."""
-        plan, call = self._prepare(model, messages, config, timeout, max_retries)
+        messages; `timeout` and `max_retries` override the client's settings for this call.
+        Config keys go in `config` or as keyword arguments (`max_tokens=5`)."""
+        plan, call = self._prepare(model, messages, config, timeout, max_retries, config_keys)
         return EventStream(lambda stream: self._events(plan, call, stream), call)
 
     def complete(
@@ -117,10 +123,16 @@ class Client(ClientSettings):
         model: str | None = None,
         timeout: TimeoutsOption | None = None,
         max_retries: int | None = None,
+        **config_keys: Unpack[Config],
     ) -> AssistantMessage:
         """The final assistant message of one turn, or the stream's error."""
         stream = self.stream(
-            messages, config, model=model, timeout=timeout, max_retries=max_retries
+            messages,
+            config,
+            model=model,
+            timeout=timeout,
+            max_retries=max_retries,
+            **config_keys,
         )
         with stream:
             return stream.get_final_message()
