@@ -47,14 +47,18 @@ AmbientSigners = dict[PlatformSettings, RequestSigner]
 class Endpoint:
     """Where one call goes: the route's facts plus the base URL and signer chosen for it."""
 
-    client_type: str
+    protocol: Protocol  # `client_type`'s descriptor: the call encodes and decodes by it
     provider: str
     base_url: str
     signer: RequestSigner
     key_source: str  # "argument", "signer", the key variable, or the ambient chain's name
     api_key: Secret | None = field(default=None, repr=False)  # the key, when the signer has one
     platform: PlatformSettings | None = None  # located: its region, project, ... filled in
-    protocol: Protocol = field(kw_only=True, repr=False)  # `client_type`'s descriptor
+
+    @property
+    def client_type(self) -> str:
+        """The protocol's name."""
+        return self.protocol.name
 
 
 class CredentialMasks:
@@ -133,16 +137,7 @@ def resolve_endpoint(
         platform = unit.region_from_url(platform, url)
 
     def endpoint(chosen: RequestSigner, source: str, key: Secret | None = None) -> Endpoint:
-        return Endpoint(
-            route.client_type,
-            route.provider,
-            url,
-            chosen,
-            source,
-            key,
-            platform,
-            protocol=route.protocol,
-        )
+        return Endpoint(route.protocol, route.provider, url, chosen, source, key, platform)
 
     if signer is not None:
         return endpoint(signer, "signer")

@@ -20,7 +20,7 @@ model is the server's `server_model_id`, never routed by its name.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..errors import ConfigurationError
@@ -33,24 +33,27 @@ from ..protocols.descriptor import Protocol, Provider, SignerFactory
 class Route:
     """Where requests for a family of models go, and which environment variables configure it."""
 
-    client_type: str  # the protocol's name
+    protocol: Protocol  # the descriptor: the call encodes and decodes by it
     provider: str
     base_url: str  # the provider's public endpoint; encoders' paths are relative to it
     key_envs: tuple[str, ...]  # API-key variables, first one set wins
     base_url_env: str  # a base URL the provider's env key may also be sent to
     auth: SignerFactory  # the signer an API key becomes: the provider's, else the protocol's
-    protocol: Protocol = field(repr=False)  # the descriptor: the call encodes and decodes by it
+
+    @property
+    def client_type(self) -> str:
+        """The protocol's name."""
+        return self.protocol.name
 
     @classmethod
     def to(cls, protocol: Protocol, provider: Provider) -> Route:
         return cls(
-            protocol.name,
+            protocol,
             provider.name,
             provider.base_url,
             provider.key_envs,
             provider.base_url_env,
             provider.auth or protocol.auth,
-            protocol,
         )
 
 

@@ -75,7 +75,7 @@ class Emulation:
     base_path: str = ""  # what a client's base URL adds before `paths` ("/v1": OpenAI family)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Protocol:
     """One wire protocol: how to encode its requests, decode its responses, reach and sign it."""
 
@@ -102,6 +102,9 @@ class Protocol:
     # state (a previous turn, a cached context, a container) than the request itself carries:
     # a server forwards them from a caller's extra_body only where its model allows them
     selectors: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:  # its name says which; the fields are functions and tables
+        return f"Protocol({self.name!r})"
 
 
 __all__ = ["Emulation", "Framing", "ModelRoute", "Protocol", "Provider", "SignerFactory"]
