@@ -25,7 +25,7 @@ from modelstream import (
     ProviderError,
     StreamDecoder,
 )
-from modelstream.framing import EventStreamFramer, make_framer
+from modelstream.framing import EVENT_STREAM, EventStreamFramer
 from modelstream.framing.eventstream import EventStreamDecoder, EventStreamMessage, encode_message
 from support.eventstream import event, exception, header, message, string
 
@@ -137,7 +137,7 @@ def test_frames_are_named_by_event_exception_and_error_type() -> None:
     )
     body = TURN[:60] + TURN[60:] + exception("throttlingException", '{"message":"slow"}')
     body += message(error_headers, b"")
-    framer = make_framer("eventstream")
+    framer = EVENT_STREAM.framer()
     frames = framer.feed_fields(body) + framer.end_fields()
     assert [f[0] for f in frames] == [
         "messageStart",

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 import modelstream
 from modelstream import FrameTooLargeError, IncompleteStreamError
-from modelstream.framing import make_framer
+from modelstream.framing import SSE
 from modelstream.framing.sse import SSEDecoder, SSEFrame
 
 
 def test_the_sse_framer_is_the_one_the_package_exports_and_keeps_ids() -> None:
     assert (modelstream.SSEDecoder, modelstream.SSEFrame) == (SSEDecoder, SSEFrame)
-    framer = make_framer("sse")
+    framer = SSE.framer()
     assert isinstance(framer, SSEDecoder)
     frames = framer.feed_fields(b"id: r:1\ndata: a\n\ndata: b\n\nid: r:2\ndata: c\n\n")
     assert [(f[1], f[2]) for f in frames] == [("a", "r:1"), ("b", "r:1"), ("c", "r:2")]

@@ -22,7 +22,6 @@ from modelstream.framing import (
     JSONBodyFramer,
     SSEDecoder,
     framing_named,
-    make_framer,
 )
 from modelstream.framing.eventstream import encode_message
 from modelstream.protocols import REGISTRY
@@ -66,9 +65,9 @@ def test_a_framing_makes_a_fresh_framer_of_its_kind_with_the_frame_limit() -> No
     assert SSE.framer() is not SSE.framer()
 
 
-def test_make_framer_takes_a_framing_or_its_name() -> None:
-    assert isinstance(make_framer(EVENT_STREAM), EventStreamFramer)
-    assert isinstance(make_framer("sse"), SSEDecoder)
+def test_a_framing_or_its_name_makes_its_framer() -> None:
+    assert isinstance(EVENT_STREAM.framer(), EventStreamFramer)
+    assert isinstance(framing_named("sse").framer(), SSEDecoder)
     with pytest.raises(ConfigurationError, match="unknown framing 'xml'; choose one of: sse, json"):
         framing_named("xml")
 
@@ -145,7 +144,7 @@ def test_a_framer_that_cannot_step_over_a_damaged_frame_salvages_nothing(
 
 
 FRAMING_WORDS = {"sse", "json", "eventstream"}
-FRAMER_CLASSES = {"SSEDecoder", "JSONBodyFramer", "EventStreamFramer", "make_framer"}
+FRAMER_CLASSES = {"SSEDecoder", "JSONBodyFramer", "EventStreamFramer", "framing_named"}
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelstream import IncompleteStreamError, MalformedFrameError, StreamDecoder
-from modelstream.framing import make_framer
 from modelstream.protocols import REGISTRY, ProviderRequest, encode_request
 from modelstream.testing import (
     Embedding,
@@ -942,7 +941,7 @@ def test_redacted_thinking_is_refused_where_the_protocol_has_none() -> None:
 def _frame_shapes(protocol: str, body: bytes) -> set[tuple[str, str, frozenset[str]]]:
     """(event name, payload type, top-level keys) of every JSON frame of a body, cut by the
     protocol's own framing (SSE, or the AWS event stream)."""
-    framer = make_framer(REGISTRY[protocol].framing)
+    framer = REGISTRY[protocol].framing.framer()
     shapes = set()
     for event, data, _, _ in framer.feed_fields(body) + framer.end_fields():
         if not data or data == "[DONE]":

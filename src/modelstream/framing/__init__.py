@@ -92,13 +92,6 @@ def framing_named(name: str) -> Framing:
         ) from None
 
 
-def make_framer(framing: Framing | str, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> Framer:
-    """The framer of a framing, or of the framing called `framing`."""
-    if isinstance(framing, str):
-        framing = framing_named(framing)
-    return framing.framer(max_frame_bytes)
-
-
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
     "EVENT_STREAM",
@@ -113,5 +106,4 @@ __all__ = [
     "SSEDecoder",
     "SSEFrame",
     "framing_named",
-    "make_framer",
 ]
