@@ -288,7 +288,7 @@ class AsyncEventStream:
 
     def __repr__(self) -> str:
         status = self.result.status if self.result else "open"
-        return f"<AsyncEventStream {self._call.model!r} via {self._call.protocol}: {status}>"
+        return f"<AsyncEventStream {self._call.model!r} via {self._call.protocol.name}: {status}>"
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self._events  # the generator itself: `async for` skips a wrapper per event

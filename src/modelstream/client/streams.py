@@ -170,8 +170,7 @@ class StreamCall:
         trace_sinks: Sequence[TraceSink] = (),
         resume_limits: ResumeLimits | None = None,
     ) -> None:
-        self._protocol = protocol_named(protocol)
-        self.protocol = self._protocol.name
+        self.protocol = protocol_named(protocol)  # the descriptor it encodes and decodes by
         self.provider = provider
         self.model = model
         self.url = url
@@ -198,7 +197,7 @@ class StreamCall:
         self._trace = trace
         self._trace_sinks = trace_sinks
         # a modelstream server's stream: resumed, not retried, once it has a response id
-        self._resume = StreamResume() if self._protocol.relayed else None
+        self._resume = StreamResume() if self.protocol.relayed else None
         self.decoder = self._new_decoder()
         self._resume_limits = resume_limits or ResumeLimits()
         self._resuming = False  # this attempt reads the rest of the stream (a resume GET)
@@ -277,8 +276,8 @@ class StreamCall:
             now=self._wall(),
             model=self.model,
             redact=self._signer.redact if self._signer is not None else None,
-            read_body=self._protocol.read_error_body,
-            words=error_words_of(self._protocol),
+            read_body=self.protocol.read_error_body,
+            words=error_words_of(self.protocol),
         )
 
     def past_deadline(self) -> bool:
@@ -494,7 +493,7 @@ class StreamCall:
 
     def _new_decoder(self) -> StreamDecoder:
         return StreamDecoder(
-            self._protocol,
+            self.protocol,
             provider=self.provider,
             lenient_tool_arguments=self._lenient,
             lenient_frames=self._lenient_frames,

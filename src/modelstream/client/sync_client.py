@@ -272,7 +272,7 @@ class EventStream:
 
     def __repr__(self) -> str:
         status = self.result.status if self.result else "open"
-        return f"<EventStream {self._call.model!r} via {self._call.protocol}: {status}>"
+        return f"<EventStream {self._call.model!r} via {self._call.protocol.name}: {status}>"
 
     def __iter__(self) -> Iterator[Event]:
         # A generator of its own, so that `break` (which drops it) closes the stream at once;
