@@ -25,8 +25,11 @@ D. A fragment with nothing in it (empty growing field, no fidelity, not the star
 E. A `.done` is the block's first fragment with its growing field replaced by the join
    (SPEC §2 rule 3). A tool call's joined arguments must be a JSON object: strictly, else
    `ToolCallArgumentParseError` is raised in place of the `.done`; leniently, the arguments are
-   recovered and a `tool_arguments_recovered` diagnostic says how. A tool call with no id gets
-   `call_<n>` (its ordinal in the turn) and a `tool_call_id_synthesized` diagnostic.
+   recovered and a `tool_arguments_recovered` diagnostic says how. Strict arguments that stop
+   mid-object before the finish reason is known (Anthropic and Responses end the block, then
+   say `max_tokens`) wait for it, so the error can say the output limit cut the call. A tool
+   call with no id gets `call_<n>` (its ordinal in the turn) and a `tool_call_id_synthesized`
+   diagnostic.
 F. `stop` is emitted once, at the terminal event or at the end of input, and only if a finish
    reason was received; otherwise the stream ends in `IncompleteStreamError`. A finish of
    `stop` with at least one tool call becomes `tool_call` (SPEC §2). Missing usage becomes all
@@ -66,7 +69,7 @@ from .errors import (
 )
 from .items import BY_TYPE, EMBEDDING, INLINE_DATA, INLINE_THINKING, TEXT, THINKING, TOOL_CALL, Kind
 from .results import StreamMetadata
-from .tool_arguments import parse_strict, recover
+from .tool_arguments import is_cut_off, parse_strict, recover
 from .types import (
     DeltaItem,
     DoneItem,
@@ -253,6 +256,7 @@ class ItemAssembler:
         if self.stopped:
             return
         if not self.finished:
+            self._fail_waiting_call()
             raise IncompleteStreamError("finish reason", "the terminal event came without one")
         self._stop()
 
@@ -261,6 +265,7 @@ class ItemAssembler:
         if self.stopped:
             return
         if not self.finished:
+            self._fail_waiting_call()
             raise IncompleteStreamError("finish reason", "the body ended first")
         self._stop()
 
@@ -371,7 +376,8 @@ class ItemAssembler:
         """Emit `.done` for closed blocks at the head of the queue; release the next one."""
         while self._head is not None and self._head.closed:
             block = self._head
-            self._finish_block(block)  # may raise: the block then stays the open item
+            if not self._finish_block(block):  # may raise: the block then stays the open item
+                return  # a call cut mid-arguments waits for the finish reason (rule E)
             del self._blocks[next(iter(self._blocks))]
             self._head = None
             if self._blocks:
@@ -388,12 +394,20 @@ class ItemAssembler:
                 self._emit(item)
             block.pending = []
 
+    def _fail_waiting_call(self) -> None:
+        """A call that waited for a finish reason that never came fails as malformed, as it
+        would have without waiting (rule E)."""
+        block = self._head
+        if block is not None and block.closed and block.kind.parses_arguments:
+            self._tool_arguments(block, may_wait=False)
+
     def _close_all(self) -> None:
         for block in self._blocks.values():
             block.closed = True
         self._advance()
 
-    def _finish_block(self, block: _Block) -> None:
+    def _finish_block(self, block: _Block) -> bool:
+        """Emit the block's `.done`; False when a tool call must wait for the finish reason."""
         kind = block.kind
         if kind is TOOL_CALL and not block.first["name"]:  # rule I
             call_id = block.first["tool_call_id"]
@@ -401,6 +415,11 @@ class ItemAssembler:
                 "tool call name",
                 f"tool call {call_id!r} ended without one, so it cannot be run",
             )
+        arguments = None
+        if kind.parses_arguments:
+            arguments = self._tool_arguments(block, may_wait=not self.finished)
+            if arguments is None:
+                return False
         growing = kind.growing
         fidelity = block.fidelity
         if fidelity is not None or not block.started:
@@ -413,23 +432,28 @@ class ItemAssembler:
                 fragment["fidelity"] = fidelity
             self._emit(fragment)
         done: Any = {"type": kind.done_type, **block.first}
-        if kind.parses_arguments:
-            done[growing] = self._tool_arguments(block)
-        else:
-            done[growing] = kind.joined(block.parts)
+        done[growing] = kind.joined(block.parts) if arguments is None else arguments
         if fidelity is not None:
             done["fidelity"] = fidelity
         self.done_items.append(done)
         self._emit(done)
+        return True
 
-    def _tool_arguments(self, block: _Block) -> dict[str, Any]:
+    def _tool_arguments(self, block: _Block, *, may_wait: bool) -> dict[str, Any] | None:
+        """The call's arguments object; None while cut-off arguments wait for the finish."""
         raw = block.kind.joined(block.parts)
         arguments, why = parse_strict(raw)
         if arguments is not None:
             return arguments
         name, call_id = block.first["name"], block.first["tool_call_id"]
         if not self.lenient_tool_arguments:
-            raise ToolCallArgumentParseError(name=name, tool_call_id=call_id, raw=raw, reason=why)
+            cut_off = is_cut_off(raw)
+            if cut_off and may_wait:
+                return None
+            cut_off = cut_off and self.metadata.finish_reason == "length"
+            raise ToolCallArgumentParseError(
+                name=name, tool_call_id=call_id, raw=raw, reason=why, cut_off=cut_off
+            )
         recovered, mode = recover(raw)
         self.metadata.diagnostics.append(
             {

@@ -36,17 +36,31 @@ class ToolCallArgumentParseError(StreamError):
     """A tool call's joined arguments are not a JSON object (strict mode), raised in place of
     its `tool_call.done`: the call must not be executed."""
 
-    def __init__(self, *, name: str, tool_call_id: str, raw: str, reason: str) -> None:
+    def __init__(
+        self, *, name: str, tool_call_id: str, raw: str, reason: str, cut_off: bool = False
+    ) -> None:
         self.name = name
         self.tool_call_id = tool_call_id
         self.raw_length = len(raw)
         self.preview = raw if len(raw) <= 200 else raw[:100] + " … " + raw[-80:]
         self.reason = reason
-        super().__init__(
-            f"tool call {name!r} ({tool_call_id or 'no id'}) has arguments that are not a JSON "
-            f"object ({reason}; {self.raw_length} chars: {self.preview!r}). The call was not "
-            "executed; pass lenient_tool_arguments=True to recover what can be recovered."
-        )
+        # the turn ended with finish reason `length` inside the arguments: what was received is
+        # a prefix, so recovering it would run the call with arguments the model never finished
+        self.cut_off = cut_off
+        call = f"tool call {name!r} ({tool_call_id or 'no id'})"
+        if cut_off:
+            message = (
+                f"{call} was cut off: the output limit (max_tokens) was reached inside the tool "
+                f"call's arguments ({self.raw_length} chars received). The call was not "
+                "executed; raise max_tokens."
+            )
+        else:
+            message = (
+                f"{call} has arguments that are not a JSON object ({reason}; {self.raw_length} "
+                f"chars: {self.preview!r}). The call was not executed; pass "
+                "lenient_tool_arguments=True to recover what can be recovered."
+            )
+        super().__init__(message)
 
     def fields(self) -> dict[str, Any]:
         return {
@@ -54,6 +68,7 @@ class ToolCallArgumentParseError(StreamError):
             "tool_call_id": self.tool_call_id,
             "raw_length": self.raw_length,
             "preview": self.preview,
+            "cut_off": self.cut_off,
         }
 
 
@@ -421,6 +436,21 @@ class UnsupportedParameterError(ModelstreamError):
 
     def fields(self) -> dict[str, Any]:
         return {"parameter": self.parameter, "protocol": self.protocol}
+
+
+class InvalidConfigError(UnsupportedParameterError):
+    """A config key that does not exist, or a value no protocol takes (`temperature: "0.5"`,
+    `max_tokens: -1`); raised before anything is sent. `path` names the value as JSON does
+    (`config.tools[0].name`); `protocol` is empty when the check ran before one was chosen."""
+
+    def __init__(self, parameter: str, message: str, *, path: str, protocol: str = "") -> None:
+        self.parameter = parameter
+        self.protocol = protocol
+        self.path = path
+        ModelstreamError.__init__(self, message)  # the sentence names no protocol
+
+    def fields(self) -> dict[str, Any]:
+        return {"parameter": self.parameter, "protocol": self.protocol, "path": self.path}
 
 
 class InvalidMessageError(ModelstreamError):

@@ -30,6 +30,22 @@ def parse_strict(raw: str) -> tuple[dict[str, Any] | None, str]:
     return value, ""
 
 
+def is_cut_off(raw: str) -> bool:
+    """Whether the text is the start of a JSON object that stopped before its end, as the
+    output limit leaves it (rather than malformed JSON)."""
+    if not raw.lstrip().startswith("{"):
+        return False
+    return _ends_early(raw.encode("utf-8", "replace"))
+
+
+def _ends_early(data: bytes) -> bool:
+    try:
+        jiter.from_json(data)
+    except ValueError as exc:
+        return "EOF while parsing" in str(exc)
+    return False
+
+
 def _json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
@@ -46,13 +62,7 @@ def recover(raw: str) -> tuple[dict[str, Any], RecoveryMode]:
     """Best-effort arguments for text that `parse_strict` rejected."""
     # "replace": a lone surrogate from a lax upstream decoder must not crash the recovery.
     data = raw.encode("utf-8", "replace")
-    try:
-        jiter.from_json(data)
-    except ValueError as exc:
-        truncated = "EOF while parsing" in str(exc)
-    else:
-        truncated = False
-    if truncated:
+    if _ends_early(data):
         try:
             prefix = jiter.from_json(data, partial_mode="trailing-strings")
         except ValueError:  # nothing parseable before the cut (e.g. only whitespace)

@@ -163,7 +163,8 @@ def test_a_capture_cut_off_mid_tool_arguments_ends_with_an_error_line_and_exit_s
     assert error["name"] == tool_start["name"]
     assert error["tool_call_id"] == tool_start["id"]
     assert error["partial_status"] == "failed"
-    assert error["message"]
+    assert error["cut_off"] is True  # the real capture stops with max_tokens inside the call
+    assert "the output limit (max_tokens) was reached" in error["message"]
     checker = GrammarChecker()
     for line in events:
         checker.feed(loads_event(line))
@@ -310,6 +311,8 @@ def test_pretty_replay_of_a_failed_stream_names_the_error_and_the_partial_status
     assert text in result.stdout
     assert "ToolCallArgumentParseError" in result.stdout
     assert "failed" in result.stdout
+    assert "the output limit cut the call: raise max_tokens" in result.stdout
+    assert "--lenient-tool-arguments" not in result.stdout
 
 
 def test_the_installed_console_script_replays_the_sample():

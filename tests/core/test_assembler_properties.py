@@ -391,13 +391,84 @@ def test_a_tool_call_without_an_id_gets_a_synthesized_one_and_a_diagnostic():
 
 def test_strict_mode_raises_in_place_of_the_done_for_arguments_that_are_not_an_object():
     assembler = new_assembler()
-    assembler.tool_call(0, '{"path": "a.txt", "lines": ["x', name="write", tool_call_id="c1")
+    assembler.tool_call(0, '{"path": "a.txt"]', name="write", tool_call_id="c1")
     before = assembler.drain()
     with pytest.raises(ToolCallArgumentParseError) as caught:
         assembler.end_item(0)
     assert (caught.value.name, caught.value.tool_call_id) == ("write", "c1")
-    assert caught.value.raw_length == len('{"path": "a.txt", "lines": ["x')
+    assert caught.value.raw_length == len('{"path": "a.txt"]')
+    assert caught.value.cut_off is False
+    assert "lenient_tool_arguments=True" in str(caught.value)
     assert done_items_of(before + assembler.drain()) == []
+
+
+CUT = '{"path": "a.txt", "lines": ["x'
+
+
+def test_arguments_cut_by_the_output_limit_say_so_when_the_finish_comes_after_the_block():
+    # Anthropic and Responses end the block first, then give the finish reason
+    assembler = new_assembler()
+    assembler.tool_call(0, CUT, name="write", tool_call_id="c1")
+    assembler.end_item(0)  # waits: the arguments stop mid-object
+    with pytest.raises(ToolCallArgumentParseError) as caught:
+        assembler.finish("length", "max_tokens")
+    error = caught.value
+    assert error.cut_off is True
+    assert "the output limit (max_tokens) was reached inside the tool call's arguments" in str(
+        error
+    )
+    assert "raise max_tokens" in str(error)
+    assert "lenient" not in str(error)
+    assert error.fields()["cut_off"] is True
+    assert done_items_of(assembler.drain()) == []
+
+
+def test_arguments_cut_by_the_output_limit_say_so_when_the_finish_closes_the_block():
+    assembler = new_assembler()  # Chat: the finish reason closes the open call
+    assembler.tool_call(0, CUT, name="write", tool_call_id="c1")
+    with pytest.raises(ToolCallArgumentParseError) as caught:
+        assembler.finish("length", "length")
+    assert caught.value.cut_off is True
+
+
+def test_arguments_that_stop_early_under_another_finish_reason_are_not_blamed_on_the_limit():
+    assembler = new_assembler()
+    assembler.tool_call(0, CUT, name="write", tool_call_id="c1")
+    assembler.end_item(0)
+    with pytest.raises(ToolCallArgumentParseError) as caught:
+        assembler.finish("stop", "end_turn")
+    assert caught.value.cut_off is False
+    assert "lenient_tool_arguments=True" in str(caught.value)
+
+
+@pytest.mark.parametrize("ending", ["terminal", "end_of_input"])
+def test_a_call_waiting_for_a_finish_that_never_comes_fails_as_malformed(ending: str):
+    assembler = new_assembler()
+    assembler.tool_call(0, CUT, name="write", tool_call_id="c1")
+    assembler.end_item(0)
+    with pytest.raises(ToolCallArgumentParseError) as caught:
+        getattr(assembler, ending)()
+    assert caught.value.cut_off is False
+
+
+def test_a_call_waiting_for_the_finish_holds_back_the_blocks_after_it():
+    assembler = new_assembler()
+    assembler.tool_call(0, CUT, name="write", tool_call_id="c1")
+    assembler.end_item(0)
+    assembler.text(1, "after")
+    assembler.end_item(1)
+    events = assembler.drain()
+    assert not any(e["content_items"][0]["type"].startswith("text") for e in events)
+    with pytest.raises(ToolCallArgumentParseError):
+        assembler.finish("length", "max_tokens")
+
+
+def test_lenient_mode_recovers_cut_off_arguments_without_waiting():
+    assembler = new_assembler(lenient_tool_arguments=True)
+    assembler.tool_call(0, CUT, name="write", tool_call_id="c1")
+    assembler.end_item(0)
+    (call,) = done_items_of(assembler.drain())
+    assert call["arguments"] == {"path": "a.txt", "lines": ["x"]}
 
 
 def test_strict_mode_rejects_a_json_array():

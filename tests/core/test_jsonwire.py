@@ -172,6 +172,7 @@ def test_a_tool_argument_error_object_names_the_call():
         "tool_call_id": "c1",
         "raw_length": 6,
         "preview": '{"a": ',
+        "cut_off": False,
     }
 
 

@@ -192,7 +192,9 @@ class PrettyRenderer:
             rows.append(("received", _received(partial)))
             rows.append(("usage", _usage(partial.usage)))
             rows.append(("cost", _cost(partial.usage, metadata)))
-        if isinstance(error, ToolCallArgumentParseError):
+        if isinstance(error, ToolCallArgumentParseError) and error.cut_off:
+            rows.append(("hint", Text("the output limit cut the call: raise max_tokens")))
+        elif isinstance(error, ToolCallArgumentParseError):
             rows.append(("hint", Text("replay with --lenient-tool-arguments to recover them")))
         elif isinstance(error, LostContentError):
             rows.append(("hint", Text("replay with --lenient-frames to skip what was lost")))

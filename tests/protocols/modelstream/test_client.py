@@ -413,6 +413,9 @@ def test_a_stream_that_expired_before_the_resume_ends_in_the_server_s_404(
         ToolCallArgumentParseError(
             name="f", tool_call_id="call_1", raw='{"a": ' + "x" * 300, reason="unterminated"
         ),
+        ToolCallArgumentParseError(
+            name="f", tool_call_id="call_1", raw='{"a": "x', reason="EOF", cut_off=True
+        ),
         EmptyResponseError(finish_reason="length", usage=unknown_usage(), thinking_only=True),
         IncompleteStreamError("finish reason", "the body ended first"),
         FrameTooLargeError(1024, 4096),

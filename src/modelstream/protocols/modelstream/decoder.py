@@ -189,8 +189,15 @@ _PROVIDER_FIELDS = tuple(_PROVIDER_DEFAULTS)
 _STREAM_ERRORS: dict[str, tuple[type[StreamError], tuple[str, ...], dict[str, Any]]] = {
     "ToolCallArgumentParseError": (
         ToolCallArgumentParseError,
-        ("name", "tool_call_id", "raw_length", "preview"),
-        {"name": "", "tool_call_id": "", "raw_length": 0, "preview": "", "reason": ""},
+        ("name", "tool_call_id", "raw_length", "preview", "cut_off"),
+        {
+            "name": "",
+            "tool_call_id": "",
+            "raw_length": 0,
+            "preview": "",
+            "reason": "",
+            "cut_off": False,
+        },
     ),
     "EmptyResponseError": (
         EmptyResponseError,
