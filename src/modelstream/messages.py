@@ -2,9 +2,9 @@
 
 SPEC messages (`{"role": "user", "content_items": [...]}`) are what every call takes and keeps,
 but nobody should have to type them for "Hello". These helpers build them, and `as_messages`
-turns what `stream()`/`complete()` accept (a string, one message, or a list of messages) into
-the list the encoders read. The helpers return plain SPEC dicts: nothing here survives into a
-request but the JSON.
+turns what `stream()`/`complete()` accept (a string, one message, or a list of messages, SPEC or
+OpenAI-style: `openai_messages`) into the list the encoders read. The helpers return plain SPEC
+dicts: nothing here survives into a request but the JSON.
 
 There is no `system()` helper because the SPEC has no system role: the system prompt is
 `config["system_prompt"]`.
@@ -21,6 +21,7 @@ import orjson
 
 from .errors import InvalidMessageError
 from .media import parse_data_url, read_media_file, sniff_media_type
+from .openai_messages import MESSAGE_SHAPES, from_openai_style
 from .types import DoneItem, InlineDataDone, Message, ToolResultDone
 
 # An image: its bytes, a file path, an http(s) URL or a `data:` URL.
@@ -80,16 +81,17 @@ def tool_result(
 
 def as_messages(prompt: Prompt) -> list[Message]:
     """The message list for a call: a str is one user turn, a message a list of one; a list is
-    taken as it is (the encoders check each message and say what is wrong with it)."""
+    taken as it is, its OpenAI-style messages converted (the encoders check each message and
+    say what is wrong with it)."""
     if isinstance(prompt, str):
         return [user(prompt)]
     if isinstance(prompt, list):
         for index, message in enumerate(prompt):
             if type(message) is not dict and not isinstance(message, Mapping):  # dict: fast
                 raise _not_a_message(message, index)
-        return cast(list[Message], prompt)
+        return cast(list[Message], from_openai_style(prompt))
     if isinstance(prompt, Mapping):
-        return [cast(Message, prompt)]
+        return cast(list[Message], from_openai_style([prompt]))
     if isinstance(prompt, tuple):
         return as_messages(list(prompt))
     raise _not_a_message(prompt)
@@ -100,7 +102,8 @@ def _not_a_message(value: Any, index: int | None = None) -> TypeError:
     hint = " (wrap text in user('...') or assistant('...'))" if isinstance(value, str) else ""
     return TypeError(
         f"{where} must be a str (the user's turn), a message dict or a list of messages, got "
-        f"{_name(value)}{hint}; e.g. complete('Hello') or complete([user('Hello')])"
+        f"{_name(value)}{hint}; {MESSAGE_SHAPES}, e.g. complete('Hello') or "
+        "complete([{'role': 'user', 'content': 'Hello'}])"
     )
 
 

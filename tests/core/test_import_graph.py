@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("types", "console", "bounded_json"),  # plain values and the commands' shared vocabulary
     ("items", "results", "shapes", "tool_arguments"),
     ("errors",),  # errors carry the partial result
-    ("jsonwire", "media"),
+    ("jsonwire", "media", "openai_messages"),
     ("messages", "tools", "grammar", "assembler", "framing", "error_bodies", "auth"),
     ("accumulator",),
     ("protocols",),  # the wire protocols, both directions (sans-IO)
@@ -57,7 +57,8 @@ ALLOWED: dict[str, frozenset[str]] = {
         "errors": "results types",
         "jsonwire": "errors items types",
         "media": "errors",
-        "messages": "errors media types",
+        "openai_messages": "errors types",
+        "messages": "errors media openai_messages types",
         "tools": "errors types",
         "grammar": "errors items tool_arguments types",
         "assembler": "errors items results tool_arguments types",
@@ -66,7 +67,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "auth": "errors",
         "accumulator": "items results types",
         "protocols": "assembler auth error_bodies errors framing grammar items media "
-        "tool_arguments types",
+        "openai_messages tool_arguments types",
         "stream": "assembler error_bodies errors framing protocols results types",
         "catalogue": "bounded_json errors platforms protocols results types",
         "web": "auth bounded_json errors",
@@ -74,9 +75,10 @@ ALLOWED: dict[str, frozenset[str]] = {
         "traces": "auth console errors items platforms protocols results types web",
         "client": "auth catalogue error_bodies errors framing messages platforms protocols "
         "results stream tools traces types",
-        "conversation": "client errors jsonwire messages results tools types",
+        "conversation": "client errors jsonwire messages openai_messages results tools types",
         "testing": "assembler bounded_json errors framing platforms protocols types",
-        "server": "auth client errors jsonwire platforms protocols results shapes traces types web",
+        "server": "auth client errors jsonwire openai_messages platforms protocols results shapes "
+        "traces types web",
         "playground": "auth catalogue errors web",
         "serving": "catalogue console errors playground server web",
         "cli": "catalogue client console errors grammar items jsonwire platforms protocols "

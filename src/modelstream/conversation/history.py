@@ -1,35 +1,44 @@
 """What both conversations share: the history and its JSON, a user turn's message, the tool
 loop's lookups and error texts. `AsyncConversation` (async_conversation.py) and its generated
-blocking twin `Conversation` (sync_conversation.py) build on `_History`."""
+blocking twin `Conversation` (sync_conversation.py) build on `_History`. A history may be
+given OpenAI-style (`{"role": "user", "content": "hi"}`): it is kept as SPEC messages."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, cast
+
+import orjson
 
 from ..errors import InvalidMessageError
 from ..messages import tool_result
+from ..openai_messages import from_openai_style, is_openai_style
 from ..results import FinalResponse, PartialResponse
 from ..tools import FunctionTool, ToolArgumentsError
 from ..types import Config, DoneItem, Message, ToolResultDone
 
-UserContent = str | list[DoneItem] | Message
+UserContent = str | list[DoneItem] | Message | Mapping[str, Any]
+"""A user turn: its text, its done items, or a user message (SPEC or OpenAI-style)."""
+HistoryInput = Sequence[Mapping[str, Any]]
+"""A history as given: SPEC messages, OpenAI-style ones (`openai_messages`), or both."""
 ToolErrors = Literal["message", "type"]
 """What of a tool's exception the model reads: its type and message, or its type alone."""
 
 
 def user_message(content: UserContent) -> Message:
-    """A user message from text, a list of done items, or a message (copied)."""
+    """A user message from text, a list of done items, or a message (copied; an OpenAI-style
+    one converted, a `tool` one to a user message of its result)."""
     if isinstance(content, str):
         return {"role": "user", "content_items": [{"type": "text.done", "text": content}]}
     if isinstance(content, list):
         return {"role": "user", "content_items": copy.deepcopy(content)}
-    if isinstance(content, dict) and content.get("role") == "user":
-        return copy.deepcopy(content)
-    if isinstance(content, dict):
+    if isinstance(content, Mapping):
+        (message,) = from_openai_style([content])  # a SPEC message comes back as it is
+        if message.get("role") == "user":
+            return cast(Message, copy.deepcopy(dict(message)))
         raise InvalidMessageError(
-            f"a conversation sends user turns, got a message with role {content.get('role')!r}"
+            f"a conversation sends user turns, got a message with role {message.get('role')!r}"
         )
     raise TypeError(
         "send a str, a list of done items, or a user message (modelstream.user('...')), "
@@ -76,6 +85,13 @@ def _tool_error(
     return tool_result(call["tool_call_id"], redact(text), is_error=True)
 
 
+def _spec_history(messages: HistoryInput) -> list[Message]:
+    """A copy of `messages` with its OpenAI-style messages converted (`openai_messages`)."""
+    if not isinstance(messages, list | tuple):
+        raise TypeError(f"a history is a list of messages, got {type(messages).__name__}")
+    return copy.deepcopy(from_openai_style(messages))
+
+
 def _copied_config(config: Config) -> Config:
     """A deep copy, except for tool functions: a method's object (a database handle, a
     session) must stay the caller's own."""
@@ -86,8 +102,8 @@ def _copied_config(config: Config) -> Config:
 class _History:
     """The history and its JSON form, shared by the sync and async conversations."""
 
-    def __init__(self, history: list[Message] | None) -> None:
-        self._messages: list[Message] = copy.deepcopy(history or [])
+    def __init__(self, history: HistoryInput | None) -> None:
+        self._messages: list[Message] = _spec_history(history or [])
         self.last_result: FinalResponse | PartialResponse | None = None
 
     @property
@@ -96,8 +112,8 @@ class _History:
         return copy.deepcopy(self._messages)
 
     @history.setter
-    def history(self, messages: list[Message]) -> None:
-        self._messages = copy.deepcopy(messages)
+    def history(self, messages: HistoryInput) -> None:
+        self._messages = _spec_history(messages)
 
     def clear(self) -> None:
         self._messages = []
@@ -110,8 +126,12 @@ class _History:
         return dumps(self._messages)
 
     def load_json(self, data: bytes | str) -> None:
+        """Restore a history from `to_json`'s JSON, or from an OpenAI-style message list."""
         from ..jsonwire import loads_messages
 
+        messages = orjson.loads(data)
+        if isinstance(messages, list) and any(map(is_openai_style, messages)):
+            data = orjson.dumps(from_openai_style(messages))  # SPEC messages: base64 decoded next
         self._messages = loads_messages(data)
 
     def _record(self, user: Message, result: Any) -> None:

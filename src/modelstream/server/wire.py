@@ -15,7 +15,9 @@ from typing import Any
 
 import orjson
 
+from ..errors import InvalidMessageError
 from ..jsonwire import loads_messages
+from ..openai_messages import from_openai_style
 from ..shapes import ShapeError, check_config, check_messages
 from ..types import Config, Message
 from ..web.bodies import json_object
@@ -84,7 +86,10 @@ def parse_stream_request(body: bytes) -> StreamRequest:
     if not isinstance(config, dict):
         raise invalid_request("'config' must be an object (or null)")
     try:
+        raw_messages = from_openai_style(raw_messages)  # OpenAI-style ones become SPEC messages
         check_messages(raw_messages, binary="base64")
+    except InvalidMessageError as exc:
+        raise Refusal(400, "InvalidMessageError", str(exc), outcome="invalid_request") from None
     except ShapeError as exc:
         raise Refusal(
             400,

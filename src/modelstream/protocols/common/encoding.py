@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from ...errors import InvalidMessageError
 from ...items import kind_of
+from ...openai_messages import MESSAGE_SHAPES
 from ...types import Config, Message, ThinkingLevel
 
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("none", "low", "medium", "high", "xhigh", "max")
@@ -76,16 +77,20 @@ def check_messages(messages: list[Message]) -> None:
         raise InvalidMessageError(f"messages must be a list, got {type(messages).__name__}")
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
-            raise InvalidMessageError(f"message {index} must be a dict, got {type(message)}")
+            raise InvalidMessageError(
+                f"message {index} must be a dict, got {type(message).__name__}; {MESSAGE_SHAPES}"
+            )
         role = message.get("role")
         if role not in _ROLES:
             raise InvalidMessageError(
                 f"message {index} has role {role!r}; use 'user' or 'assistant' "
-                "(the system prompt goes in config['system_prompt'])"
+                f"(the system prompt goes in config['system_prompt']); {MESSAGE_SHAPES}"
             )
         items = message.get("content_items")
         if not isinstance(items, list):
-            raise InvalidMessageError(f"message {index} needs a content_items list")
+            raise InvalidMessageError(
+                f"message {index} needs a content_items list; {MESSAGE_SHAPES}"
+            )
         for position, item in enumerate(items):
             kind = item.get("type") if isinstance(item, dict) else None
             if not isinstance(kind, str) or not kind.endswith(".done"):
