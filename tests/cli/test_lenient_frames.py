@@ -57,7 +57,7 @@ def test_replay_with_lenient_frames_stops_and_warns_that_content_was_lost(
     jsonl = replay(*args, "--format", "jsonl")
 
     assert pretty.returncode == 0 and jsonl.returncode == 0
-    warning = "warning: 1 frame(s) of the stream were lost"
+    warning = "warning: 1 frame of the stream was lost"
     assert warning in pretty.stderr and warning in jsonl.stderr
-    assert "1 frame(s) skipped: content may be missing" in pretty.stdout
+    assert "1 frame skipped: content may be missing" in pretty.stdout
     assert json.loads(jsonl.stdout.splitlines()[-1])["event_type"] == "stop"

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from .. import jsonwire
+from ..console.counts import counted
 from ..console.exit_status import EXIT_FAILED, EXIT_OK, UsageError
 from ..console.helptext import command_parser, examples
 from ..errors import GrammarViolation
@@ -51,9 +52,9 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"{args.path}: {violation}")
         return EXIT_FAILED
     if report.error_type is not None:
-        print(f"ok: {report.events} events, ended by error {report.error_type}")
+        print(f"ok: {counted(report.events, 'event')}, ended by error {report.error_type}")
     else:
-        print(f"ok: {report.events} events, finish reason {report.finish_reason}")
+        print(f"ok: {counted(report.events, 'event')}, finish reason {report.finish_reason}")
     return EXIT_OK
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from importlib import import_module
 
 from .. import __version__
+from ..console.command_line import CommandParser
 from ..console.exit_status import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 from ..console.helptext import HelpFormatter, examples
 
@@ -68,8 +69,9 @@ COMMANDS = {
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `only`, every other command is a placeholder that imports nothing."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="modelstream",
+        allow_abbrev=False,
         description="Decode LLM provider streams into one strict event grammar.",
         formatter_class=HelpFormatter,
         epilog=examples(

@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 import orjson
 
 from .. import jsonwire
+from ..console.counts import counted
 from ..errors import (
     LostContentError,
     ProviderConnectionError,
@@ -233,11 +234,12 @@ class PrettyRenderer:
             self._tool_call_done(kind, item)
         elif kind.binary:
             self._end_line()
-            self._note(f"{len(item[kind.growing])} bytes of {item['mime_type']}")
+            self._note(f"{counted(len(item[kind.growing]), 'byte')} of {item['mime_type']}")
         elif kind.join is Join.WHOLE:
             vector = item[kind.growing]
             head = ", ".join(f"{x:.4f}" for x in vector[:4])
-            self._note(f"{len(vector)} dimensions: [{head}{', …' if len(vector) > 4 else ''}]")
+            more = ", …" if len(vector) > 4 else ""
+            self._note(f"{counted(len(vector), 'dimension')}: [{head}{more}]")
         self._end_line()
         fidelity = item.get("fidelity")
         if fidelity:
@@ -384,7 +386,8 @@ def _timings(timings: dict[str, float]) -> Text:
 def _facts(metadata: StreamMetadata) -> list[tuple[str, Text]]:
     rows: list[tuple[str, Text]] = []
     if metadata.lost_frames:
-        lost = f"{metadata.lost_frames} frame(s) skipped: content may be missing from this turn"
+        lost = counted(metadata.lost_frames, "frame")
+        lost += " skipped: content may be missing from this turn"
         rows.append(("lost", Text(lost, style="bold red")))
     if metadata.diagnostics:
         for diagnostic in metadata.diagnostics:
@@ -409,7 +412,7 @@ def _partial_status(partial: PartialResponse, error: StreamError) -> Text:
 
 def _received(partial: PartialResponse) -> Text:
     kinds = [item["type"].partition(".")[0] for item in partial.items]
-    text = Text(f"{len(kinds)} done item{'s' if len(kinds) != 1 else ''}")
+    text = Text(counted(len(kinds), "done item"))
     if kinds:
         text.append(f" ({', '.join(kinds)})")
     open_item: dict[str, Any] | None = dict(partial.open_item) if partial.open_item else None
@@ -424,13 +427,13 @@ def _received(partial: PartialResponse) -> Text:
         text.append(f" {open_item['name']}", style="magenta")
     if kind.join is not Join.WHOLE and kind.growing in open_item:
         size = len(open_item[kind.growing])
-        text.append(f" with {size} {'bytes' if kind.binary else 'chars'} so far")
+        text.append(f" with {counted(size, 'byte' if kind.binary else 'char')} so far")
     return text
 
 
 def _describe(key: str, value: Any) -> str:
     if isinstance(value, str) and len(value) > 24:
-        return f"{key} ({len(value)} chars)"
+        return f"{key} ({counted(len(value), 'char')})"
     return f"{key} {orjson.dumps(value).decode()}"
 
 

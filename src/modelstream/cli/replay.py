@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any
 
+from ..console.counts import counted
 from ..console.exit_status import EXIT_FAILED, EXIT_OK, UsageError
 from ..console.helptext import command_parser, examples
 from ..errors import StreamError
@@ -141,11 +142,12 @@ def replay(
 
 def _warn_lost(metadata: StreamMetadata) -> None:
     """Say on stderr, whatever the format, that --lenient-frames skipped content."""
-    if metadata.lost_frames:
+    lost = metadata.lost_frames
+    if lost:
         print(
-            f"modelstream replay: warning: {metadata.lost_frames} frame(s) of the stream were "
-            "lost (not JSON, or missing from the event numbering) and skipped: this turn may "
-            "miss content",
+            f"modelstream replay: warning: {counted(lost, 'frame')} of the stream "
+            f"{'was' if lost == 1 else 'were'} lost (not JSON, or missing from the event "
+            "numbering) and skipped: this turn may miss content",
             file=sys.stderr,
         )
 

@@ -26,8 +26,10 @@ def examples(*lines: str) -> str:
 def command_parser(
     commands: Any, name: str, *, epilog: str, **options: Any
 ) -> argparse.ArgumentParser:
-    """A subcommand parser with the shared formatter and its examples."""
+    """A subcommand parser with the shared formatter and its examples. Its flags are taken
+    whole, never abbreviated: a near miss is named with the nearest flag instead
+    (`console.command_line`), and a flag added later cannot change what an old line means."""
     parser: argparse.ArgumentParser = commands.add_parser(
-        name, epilog=epilog, formatter_class=HelpFormatter, **options
+        name, epilog=epilog, formatter_class=HelpFormatter, allow_abbrev=False, **options
     )
     return parser

@@ -19,7 +19,9 @@ from types import FrameType
 from typing import Any
 
 from ..catalogue import CatalogueError, default_catalogue
+from ..console.command_line import CommandParser
 from ..console.exit_status import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from ..console.extras import report_missing_extra
 from ..console.helptext import command_parser, examples
 from ..errors import ModelstreamError
 from ..server.config import ServerConfigError, ServerSettings, load_settings
@@ -98,11 +100,7 @@ def serve_settings(
 
         protocol = connection_protocol(settings.limits)
     except ImportError as exc:
-        return _usage(
-            f"the {command} command needs the 'server' extra ({exc.name} is missing): "
-            "pip install 'modelstream[server]'",
-            command,
-        )
+        return report_missing_extra(command, exc)
     try:  # the price list every finished stream is costed with: a bad file stops us here
         default_catalogue()
     except CatalogueError as exc:
@@ -229,7 +227,7 @@ def _usage(message: str, command: str = "serve") -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m modelstream.server`: the `serve` command on its own."""
-    parser = argparse.ArgumentParser(prog="modelstream")
+    parser = CommandParser(prog="modelstream", allow_abbrev=False)
     add_command(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["serve", *(sys.argv[1:] if argv is None else argv)])
     try:

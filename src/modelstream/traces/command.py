@@ -19,17 +19,20 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 
+from ..console.command_line import CommandParser
+from ..console.counts import counted
+from ..console.exit_status import EXIT_OK, EXIT_USAGE
+from ..console.extras import report_missing_extra
 from ..console.helptext import command_parser, examples
 from .sinks import OFF_VALUES
 from .store import TraceStore, default_path
 
-EXIT_OK, EXIT_USAGE = 0, 2
 
-
-def add_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_command(subparsers: Any) -> None:
     """Add `traces` (with `serve` and `list`) to a command line's subcommands."""
     traces = command_parser(
         subparsers,
@@ -116,6 +119,8 @@ def db_path(arg: str | None) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.traces_command == "serve" and (missing := _missing_server_extra()) is not None:
+        return report_missing_extra("traces serve", missing)
     store = TraceStore(db_path(args.db))
     try:
         if args.create:
@@ -139,6 +144,17 @@ def run(args: argparse.Namespace) -> int:
     return _serve(store, args.host, args.port)
 
 
+def _missing_server_extra() -> ImportError | None:
+    """Why the viewer cannot run here, if it cannot: asked before the trace file is touched."""
+    try:
+        import uvicorn  # noqa: F401
+
+        from .viewer import create_app  # noqa: F401
+    except ImportError as exc:
+        return exc
+    return None
+
+
 def _chosen_by(arg: str | None) -> str:
     """Where the path came from, to say in an error."""
     if arg:
@@ -160,7 +176,7 @@ def _list(store: TraceStore, args: argparse.Namespace) -> int:
     for trace in found:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(trace.updated_at / 1000))
         print(
-            f"{trace.trace_id}\t{trace.turns} turns\t{trace.last_status}\t"
+            f"{trace.trace_id}\t{counted(trace.turns, 'turn')}\t{trace.last_status}\t"
             f"{trace.usage_text()}\t{','.join(trace.models)}\t{when}"
         )
     return EXIT_OK
@@ -215,7 +231,7 @@ def _is_wildcard(host: str) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="modelstream")
+    parser = CommandParser(prog="modelstream", allow_abbrev=False)
     add_command(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["traces", *(sys.argv[1:] if argv is None else argv)])
     status: int = args.run(args)
