@@ -72,8 +72,9 @@ def run_models(args: argparse.Namespace) -> int:
         print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)))
     dated = sorted({entry.price.as_of.isoformat() for entry in entries if entry.price})
     if dated:
+        checked = dated[0] if dated[0] == dated[-1] else f"{dated[0]}…{dated[-1]}"
         print(
-            f"\nlist prices in USD per million tokens, checked {dated[0]}…{dated[-1]}; "
+            f"\nlist prices in USD per million tokens, checked {checked}; "
             "--json gives cache rates, long-prompt tiers and every price's source"
         )
     return EXIT_OK

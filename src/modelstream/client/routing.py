@@ -4,7 +4,9 @@ The routes come from the protocol registry (`modelstream.protocols`): each proto
 lists the model-name prefixes that choose it and the provider they go to. A model is routed by the
 longest prefix of its name (compared case-insensitively). An explicit `client_type` overrides the
 model's protocol; the route then comes from the model if its protocol agrees, else from the
-protocol's own provider (`CLIENT_TYPE_ROUTES`).
+model's own provider if the catalogue says that provider serves the model over that protocol
+(`grok-4.3` over `openai-responses` stays on xAI), else from the protocol's own provider
+(`CLIENT_TYPE_ROUTES`).
 
 With `platform=` (a cloud platform's settings, whose unit in `modelstream.platforms` says what
 it serves) the provider is the platform's, and the protocol is `client_type`, else the model's
@@ -23,9 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ..catalogue import default_catalogue
 from ..errors import ConfigurationError
 from ..platforms import PlatformSettings
-from ..protocols import CLIENT_TYPES, REGISTRY, protocol_named
+from ..protocols import CLIENT_TYPES, REGISTRY, protocol_named, providers
 from ..protocols.descriptor import Protocol, Provider, SignerFactory
 
 
@@ -69,6 +72,9 @@ CLIENT_TYPE_ROUTES: Mapping[str, Route] = MappingProxyType(
     {name: Route.to(protocol, protocol.provider) for name, protocol in REGISTRY.items()}
 )
 
+# Every provider the registry reaches, by name: a model's provider over another protocol.
+_PROVIDERS: Mapping[str, Provider] = MappingProxyType({p.name: p for p in providers()})
+
 
 def route_for_model(model: str) -> Route | None:
     """The route of the longest matching prefix, or None for a model the table does not know."""
@@ -104,9 +110,24 @@ def resolve_route(
     protocol = protocol_named(client_type, what="client type")
     if route is not None and route.protocol is protocol:
         return route
+    own = _own_provider_over(model, route, protocol)
+    if own is not None:
+        return own
     if REGISTRY.get(protocol.name) is protocol:
         return CLIENT_TYPE_ROUTES[protocol.name]
     return Route.to(protocol, protocol.provider)  # a protocol passed as its descriptor
+
+
+def _own_provider_over(model: str, route: Route | None, protocol: Protocol) -> Route | None:
+    """The model's own provider over `protocol`, when the catalogue lists that provider serving
+    the model over it; None otherwise (the protocol's own provider is then the route)."""
+    provider = _PROVIDERS.get(route.provider) if route is not None else None
+    if provider is None:
+        return None
+    entry = default_catalogue().lookup(model)
+    if entry is None or entry.provider != provider.name or protocol.name not in entry.protocols:
+        return None
+    return Route.to(protocol, provider)
 
 
 def _platform_route(

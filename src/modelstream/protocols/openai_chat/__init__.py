@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...auth.keys import BearerSigner
 from ...framing import SSE
 from ..common.model_lists import OPENAI_MODELS
-from ..common.providers import OPENAI
+from ..common.providers import MISTRAL, OPENAI, XAI
 from ..descriptor import Emulation, ModelRoute, Protocol, Provider
 from .decoder import OpenAIChatDecoder
 from .encoder import OpenAIChatEncoder
@@ -41,6 +41,8 @@ PROTOCOL = Protocol(
         ),
         # MiniMax writes its ids "MiniMax-M2"; prefixes compare case-insensitively
         ModelRoute(("minimax-",), _compatible("minimax", "https://api.minimax.io/v1", "MINIMAX")),
+        ModelRoute(("grok-",), XAI),  # also over openai-responses: client_type= (routing)
+        ModelRoute(("mistral-", "codestral-", "devstral-", "magistral-", "ministral-"), MISTRAL),
     ),
     example_model="deepseek-chat",
     emulation=Emulation(
