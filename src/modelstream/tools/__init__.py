@@ -24,13 +24,14 @@ from ..types import Config, ToolSchema
 from .schema import (
     Field,
     SchemaBuilder,
-    ToolDefinitionError,
-    TypeSchema,
     docstring_summary,
     documented_names,
+    field_of,
+    object_converter,
     type_hints,
 )
-from .validation import schema_errors
+from .type_schema import ToolDefinitionError, TypeSchema
+from .validation import ArgumentProblem, schema_errors
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -103,14 +104,13 @@ class FunctionTool(Generic[P, R]):
         parameters = builder.object_schema(fields)
         if builder.defs:
             parameters["$defs"] = builder.defs
-        converters = {f.name: f.type.convert for f in fields}
         return cls(
             function,
             name,
             description if description is not None else docstring_summary(doc),
             parameters,
             strict,
-            TypeSchema(parameters, lambda v: {k: converters[k](x) for k, x in v.items()}),
+            TypeSchema(parameters, object_converter(fields, dict)),
             positional,
         )
 
@@ -137,6 +137,8 @@ class FunctionTool(Generic[P, R]):
             raise ToolArgumentsError(self.name, problems)
         try:
             converted: dict[str, Any] = self._arguments.convert(value)
+        except ArgumentProblem as problem:  # a date that is no date, a bound on a Decimal
+            raise ToolArgumentsError(self.name, [problem.text]) from None
         except ValueError as exc:  # a pydantic model's or a dataclass's own checks
             raise ToolArgumentsError(self.name, [" ".join(str(exc).split())]) from exc
         return converted
@@ -275,7 +277,7 @@ def _parameters(
         has_default = parameter.default is not parameter.empty
         hint = hints.get(parameter.name, parameter.empty)
         fields.append(
-            Field(
+            field_of(
                 parameter.name,
                 builder.for_type(hint, f"parameter {parameter.name!r}"),
                 notes.get(parameter.name),

@@ -2,8 +2,10 @@
 into the hinted type (a dataclass instance, an enum member, a tuple, a pydantic model).
 
 Supported: str, int, float, bool, None, Any, list / tuple / dict, `Literal`, unions
-(`X | None`, `Optional`), `Annotated` (a str in it is the description), enums, dataclasses,
-TypedDicts, and pydantic models (found by their methods, so pydantic is never imported here).
+(`X | None`, `Optional`), `Annotated` (descriptions and constraints: annotations.py), the
+classes JSON writes as strings (datetime, date, time, UUID, Decimal, Path: formats.py), enums,
+dataclasses, TypedDicts, and pydantic models (found by their methods, so pydantic is never
+imported here).
 Nested classes are written inline; pydantic's own `$defs` are lifted to the top of the tool's
 schema, where its `$ref`s point. Anything else is refused when the tool is made, naming the
 parameter, rather than sent to a model as a schema it cannot fill.
@@ -13,31 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin
 
-from ..errors import ModelstreamError
-from .validation import schema_errors
-
-
-class ToolDefinitionError(ModelstreamError, TypeError):
-    """A function cannot be described to a model as a tool (an unsupported type, a missing
-    name); raised when the tool is made, before anything is sent."""
-
-
-@dataclass(frozen=True)
-class TypeSchema:
-    """The JSON schema of one type, and how checked JSON becomes a value of that type."""
-
-    schema: dict[str, Any]
-    convert: Callable[[Any], Any]
-
-
-NO_DEFAULT: Any = inspect.Parameter.empty
+from .annotations import annotate
+from .formats import FORMATS
+from .type_schema import NO_DEFAULT, ToolDefinitionError, TypeSchema
+from .validation import ArgumentProblem, schema_errors
 
 
 @dataclass(frozen=True)
@@ -49,6 +38,67 @@ class Field:
     description: str | None = None
     required: bool = True
     default: Any = NO_DEFAULT  # written into the schema when JSON can hold it
+    # the value to pass when the model leaves it out and Python has no default of its own
+    # (a default given in `Annotated`: pydantic's `Field(default=...)`)
+    fill: Callable[[], Any] | None = None
+
+
+def field_of(
+    name: str,
+    described: TypeSchema,
+    note: str | None,
+    *,
+    required: bool,
+    default: Any = NO_DEFAULT,
+) -> Field:
+    """A field of an object; `note` is the docstring's description of it, `required` and
+    `default` what Python says. The `Annotated` hint's description wins over the note (it is
+    written next to the type), and its default counts where Python gives none."""
+    if default is NO_DEFAULT:
+        default = described.default
+    fill: Callable[[], Any] | None = None
+    if required and described.default_factory is not None:
+        fill = described.default_factory
+    elif required and described.default is not NO_DEFAULT:
+        fill = functools.partial(_same, described.default)
+    return Field(
+        name,
+        described,
+        described.description or note,
+        required=required and fill is None,
+        default=default,
+        fill=fill,
+    )
+
+
+def object_converter(fields: list[Field], make: Callable[..., Any]) -> Callable[[Any], Any]:
+    """Checked JSON object → `make(**converted fields)`, each left-out field with an
+    `Annotated` default filled in; a problem found inside names the field."""
+    converters = {field.name: field.type.convert for field in fields}
+    fills = {field.name: field.fill for field in fields if field.fill is not None}
+
+    def convert(value: dict[str, Any]) -> Any:
+        out: dict[str, Any] = {}
+        for name, item in value.items():
+            try:
+                out[name] = converters[name](item)
+            except ArgumentProblem as problem:
+                raise problem.within(name) from None
+        for name, fill in fills.items():
+            if name not in out:
+                out[name] = fill()
+        return make(**out)
+
+    return convert
+
+
+def _each(convert: Callable[[Any], Any], items: Iterable[Any]) -> Iterable[Any]:
+    """The items converted, a problem inside one naming its index."""
+    for index, item in enumerate(items):
+        try:
+            yield convert(item)
+        except ArgumentProblem as problem:
+            raise problem.within(f"[{index}]") from None
 
 
 def _same(value: Any) -> Any:
@@ -107,15 +157,15 @@ class SchemaBuilder:
         origin = get_origin(hint)
         if origin is typing.Annotated:
             inner, *metadata = get_args(hint)
-            found = self.for_type(inner, where)
-            notes = [note for note in metadata if isinstance(note, str)]
-            if notes:
-                return TypeSchema({**found.schema, "description": " ".join(notes)}, found.convert)
-            return found
+            return annotate(
+                self.for_type(inner, where), metadata, f"{where} of tool {self.owner!r}"
+            )
         if origin in (Required, NotRequired):
             return self.for_type(get_args(hint)[0], where)
         if _hashable(hint) and hint in _SCALARS:
             return _SCALARS[hint]
+        if _hashable(hint) and hint in FORMATS:
+            return FORMATS[hint]
         if origin is Literal:
             return _literal(list(get_args(hint)), where)
         if origin in (Union, types.UnionType):
@@ -141,8 +191,8 @@ class SchemaBuilder:
             return self._pydantic(hint, where)
         raise ToolDefinitionError(
             f"{where} of tool {self.owner!r} has type {_name(hint)}, which has no JSON schema "
-            "here: use str, int, float, bool, None, list, tuple, dict, Literal, an Enum, a "
-            "dataclass, a TypedDict or a pydantic model"
+            "here: use str, int, float, bool, None, list, tuple, dict, Literal, datetime, date, "
+            "time, UUID, Decimal, Path, an Enum, a dataclass, a TypedDict or a pydantic model"
         )
 
     def _union(self, arms: tuple[Any, ...], where: str) -> TypeSchema:
@@ -150,9 +200,17 @@ class SchemaBuilder:
         defs = self.defs  # filled as the tool is built; read when a value is converted
 
         def convert(value: Any) -> Any:
-            for arm in built:  # the first arm the value fits, as the schema was checked
+            # the first arm the value fits, as the schema was checked, and converts in (a
+            # string fits both `datetime` and `str`, and only one of them may read it)
+            first: ArgumentProblem | None = None
+            for arm in built:
                 if not schema_errors(value, arm.schema, defs):
-                    return arm.convert(value)
+                    try:
+                        return arm.convert(value)
+                    except ArgumentProblem as problem:
+                        first = first or problem
+            if first is not None:
+                raise first
             return value
 
         return TypeSchema({"anyOf": [arm.schema for arm in built]}, convert)
@@ -162,7 +220,7 @@ class SchemaBuilder:
             return TypeSchema({"type": "array"}, _same)
         item = self.for_type(args[0], where)
         return TypeSchema(
-            {"type": "array", "items": item.schema}, lambda v: [item.convert(x) for x in v]
+            {"type": "array", "items": item.schema}, lambda v: list(_each(item.convert, v))
         )
 
     def _tuple(self, args: tuple[Any, ...], where: str) -> TypeSchema:
@@ -171,8 +229,7 @@ class SchemaBuilder:
         if len(args) == 2 and args[1] is Ellipsis:
             item = self.for_type(args[0], where)
             return TypeSchema(
-                {"type": "array", "items": item.schema},
-                lambda v: tuple(item.convert(x) for x in v),
+                {"type": "array", "items": item.schema}, lambda v: tuple(_each(item.convert, v))
             )
         items = [self.for_type(arg, where) for arg in args]
         schema = {
@@ -181,10 +238,12 @@ class SchemaBuilder:
             "minItems": len(items),
             "maxItems": len(items),
         }
-        return TypeSchema(
-            schema,
-            lambda v: tuple(item.convert(x) for item, x in zip(items, v, strict=True)),
-        )
+
+        def convert(value: list[Any]) -> tuple[Any, ...]:
+            pairs = zip(items, value, strict=True)
+            return tuple(_each(lambda pair: pair[0].convert(pair[1]), pairs))
+
+        return TypeSchema(schema, convert)
 
     def _dict(self, args: tuple[Any, ...], where: str) -> TypeSchema:
         if not args:
@@ -197,7 +256,7 @@ class SchemaBuilder:
         item = self.for_type(value, where)
         return TypeSchema(
             {"type": "object", "additionalProperties": item.schema},
-            lambda v: {k: item.convert(x) for k, x in v.items()},
+            functools.partial(_convert_values, item.convert),
         )
 
     def _class(self, cls: type, where: str, fields_of: Callable[[type], list[Field]]) -> TypeSchema:
@@ -207,13 +266,8 @@ class SchemaBuilder:
         finally:
             self._open.pop()
         schema = self.object_schema(fields, description=class_description(cls))
-        converters = {field.name: field.type.convert for field in fields}
         make: Callable[..., Any] = cls if dataclasses.is_dataclass(cls) else dict
-
-        def convert(value: dict[str, Any]) -> Any:
-            return make(**{name: converters[name](item) for name, item in value.items()})
-
-        return TypeSchema(schema, convert)
+        return TypeSchema(schema, object_converter(fields, make))
 
     def _dataclass_fields(self, cls: type) -> list[Field]:
         hints = type_hints(cls, f"dataclass {cls.__name__}", self.owner)
@@ -224,7 +278,7 @@ class SchemaBuilder:
                 continue
             has_default = field.default is not dataclasses.MISSING
             fields.append(
-                Field(
+                field_of(
                     field.name,
                     self.for_type(hints[field.name], f"field {field.name!r} of {cls.__name__}"),
                     notes.get(field.name),
@@ -245,7 +299,9 @@ class SchemaBuilder:
             origin = get_origin(hint)
             required = origin is Required or (origin is not NotRequired and name in required_keys)
             where = f"key {name!r} of {cls.__name__}"
-            fields.append(Field(name, self.for_type(hint, where), notes.get(name), required))
+            fields.append(
+                field_of(name, self.for_type(hint, where), notes.get(name), required=required)
+            )
         return fields
 
     def _pydantic(self, model: Any, where: str) -> TypeSchema:
@@ -257,6 +313,16 @@ class SchemaBuilder:
                     f"{name!r}; rename one"
                 )
         return TypeSchema(schema, model.model_validate)
+
+
+def _convert_values(convert: Callable[[Any], Any], value: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        try:
+            out[key] = convert(item)
+        except ArgumentProblem as problem:
+            raise problem.within(key) from None
+    return out
 
 
 def _literal(values: list[Any], where: str) -> TypeSchema:

@@ -1,7 +1,8 @@
 """Checking a tool call's arguments against the JSON schema of its tool, before the call.
 
 Written by hand, for the subset of JSON Schema that `tools/schema.py` emits (and pydantic's
-`model_json_schema` adds: `$ref`/`$defs`, `allOf`/`oneOf`, string and number bounds). The
+`model_json_schema` adds: `$ref`/`$defs`, `allOf`/`oneOf`, string, number, array and object
+bounds, `multipleOf`). The
 `jsonschema` package would pull a compiled dependency (rpds-py) into the core install, and
 `fastjsonschema` compiles code with `exec` and knows no draft 2020-12 (`prefixItems`); neither
 lists every problem in one message worded for the model, which is what a tool error is for.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -39,6 +41,30 @@ def schema_errors(
 
     `defs` are the `$defs` that `#/$defs/...` references point into."""
     return _Checker(defs or {}).errors(value, schema, path)
+
+
+class ArgumentProblem(ValueError):
+    """A value that fits the schema but not its type: a string that is no date, a bound JSON
+    Schema cannot state. Found while converting; `path` grows as it passes out through the
+    arrays and objects holding the value, so the message names where it is."""
+
+    def __init__(self, what: str, path: str = "") -> None:
+        self.what = what
+        self.path = path
+        super().__init__(self.text)
+
+    @property
+    def text(self) -> str:
+        """The problem as "where: what", like each of `schema_errors`."""
+        return f"{_where(self.path)}: {self.what}"
+
+    def within(self, step: str) -> ArgumentProblem:
+        """The same problem, seen from the value holding this one under `step` (a name or
+        `[index]`)."""
+        if not self.path:
+            return ArgumentProblem(self.what, step)
+        joined = self.path if self.path.startswith("[") else f".{self.path}"
+        return ArgumentProblem(self.what, step + joined)
 
 
 def json_type(value: Any) -> str:
@@ -80,7 +106,7 @@ class _Checker:
             if combiner in schema:
                 found += check(value, schema[combiner], path)
         if "type" in schema and not self._has_type(value, schema["type"]):
-            found.append(f"{_where(path)}: expected {_types(schema['type'])}, {_got(value)}")
+            found.append(f"{_where(path)}: expected {type_words(schema['type'])}, {_got(value)}")
             return found  # the other keywords would only restate it
         if "enum" in schema and not any(_same(value, choice) for choice in schema["enum"]):
             choices = ", ".join(preview(choice) for choice in schema["enum"])
@@ -157,7 +183,7 @@ class _Checker:
             return " or ".join(preview(choice) for choice in schema["enum"])
         if "const" in schema:
             return preview(schema["const"])
-        return _types(schema["type"]) if "type" in schema else "a value"
+        return type_words(schema["type"]) if "type" in schema else "a value"
 
     def _array_errors(self, value: list[Any], schema: Mapping[str, Any], path: str) -> list[str]:
         found: list[str] = []
@@ -190,6 +216,10 @@ class _Checker:
                 )
             else:
                 found += self.errors(item, extra, _join(path, name))
+        if "minProperties" in schema and len(value) < schema["minProperties"]:
+            found.append(f"{_where(path)}: needs at least {schema['minProperties']} entries")
+        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+            found.append(f"{_where(path)}: takes at most {schema['maxProperties']} entries")
         return found
 
 
@@ -211,11 +241,27 @@ def _number_errors(value: float, schema: Mapping[str, Any], path: str) -> list[s
         ("exclusiveMinimum", operator.gt, "more than"),
         ("exclusiveMaximum", operator.lt, "less than"),
     )
-    return [
+    found = [
         f"{_where(path)}: must be {words} {schema[keyword]}, not {preview(value)}"
         for keyword, holds, words in bounds
         if keyword in schema and not holds(value, schema[keyword])
     ]
+    if "multipleOf" in schema and not is_multiple(value, schema["multipleOf"]):
+        found.append(
+            f"{_where(path)}: must be a multiple of {schema['multipleOf']}, not {preview(value)}"
+        )
+    return found
+
+
+def is_multiple(value: Any, step: Any) -> bool:
+    """Whether `value` is a whole number of `step`s, in decimal as the numbers are written
+    (in binary floating point 0.3 is not a multiple of 0.1)."""
+    if isinstance(value, int) and isinstance(step, int):
+        return step != 0 and value % step == 0
+    try:
+        return Decimal(str(value)) % Decimal(str(step)) == 0
+    except ArithmeticError:  # a step of 0, or a quotient past Decimal's precision
+        return False
 
 
 def _same(value: Any, choice: Any) -> bool:
@@ -223,7 +269,8 @@ def _same(value: Any, choice: Any) -> bool:
     return isinstance(value, bool) == isinstance(choice, bool) and bool(value == choice)
 
 
-def _types(expected: Any) -> str:
+def type_words(expected: Any) -> str:
+    """JSON type names as a message says them: "a string or null"."""
     names = expected if isinstance(expected, list) else [expected]
     return " or ".join(_ARTICLES.get(name, str(name)) for name in names)
 
