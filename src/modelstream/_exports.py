@@ -10,7 +10,14 @@ from .accumulator import Accumulator
 from .assembler import ItemAssembler
 from .client import AsyncClient, Client, RetryPolicy, Timeouts
 from .client.model_list import ListedModel
-from .conversation import AsyncConversation, Conversation
+from .client.retry import RetryNotice
+from .conversation import (
+    AsyncConversation,
+    Conversation,
+    FinalMessageEvent,
+    RunEvent,
+    ToolResultEvent,
+)
 from .errors import (
     AuthenticationError,
     BadRequestError,

@@ -41,10 +41,6 @@ def test_chat_with_an_unknown_model_names_the_flags_that_route_it() -> None:
     assert not any(keyword in line for keyword in PYTHON_KEYWORDS)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli/chat.py checks the model's route only when no --api-key-env is given",
-)
 def test_chat_with_an_unknown_model_and_its_server_names_the_flag_still_missing(
     emu: Emulator,
 ) -> None:

@@ -2,7 +2,8 @@
 
 The key comes from the environment, as the client finds it (`ANTHROPIC_API_KEY`, …). With
 `--base-url` the key must be named with `--api-key-env`: a provider's key from the environment
-is never sent to another URL (docs/client.md, Credentials).
+is never sent to another URL (docs/client.md, Credentials). A retry is said on stderr as it
+starts (`429, retrying in 2.0 s (attempt 2/3)`), so a wait is never silent.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import httpx
 
 from ..client import AsyncClient, resolve_route, route_for_model
+from ..client.retry import RetryNotice
 from ..console.exit_status import EXIT_FAILED, EXIT_OK, UsageError
 from ..console.helptext import command_parser, examples
 from ..errors import (
@@ -155,6 +157,7 @@ async def _chat(
             base_url=base_url,
             api_key=api_key,
             platform=args.platform,
+            on_retry=_say_retry,
         )
     except _BEFORE_SENDING as error:
         raise UsageError(str(error)) from None
@@ -175,6 +178,11 @@ async def _chat(
     if args.save_media is not None:
         _save_media(result, args.save_media)
     return EXIT_OK if isinstance(result, FinalResponse) else EXIT_FAILED
+
+
+def _say_retry(notice: RetryNotice) -> None:
+    """Say why nothing arrives yet, on stderr (stdout stays the answer, or its JSON lines)."""
+    print(notice, file=sys.stderr, flush=True)
 
 
 def _save_media(result: FinalResponse | PartialResponse, directory: Path) -> None:
@@ -212,6 +220,16 @@ def _credentials(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str 
     """The base URL and explicit key to give the client; None leaves the choice to it.
 
     Checked here, before the client, to say what to set in command-line terms."""
+    if args.client_type is None and args.platform is None and route_for_model(args.model) is None:
+        server = (
+            ""
+            if args.base_url
+            else ", and --base-url with --api-key-env for the server that serves it"
+        )
+        raise UsageError(
+            f"unknown model {args.model!r}: its name matches no routing prefix; pass "
+            f"--client-type ({', '.join(CLIENT_TYPES)}){server}"
+        )
     if args.api_key_env is not None:
         key = env.get(args.api_key_env)
         if not key:
@@ -227,12 +245,6 @@ def _credentials(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str 
         raise UsageError(
             "--base-url needs --api-key-env NAME, the environment variable holding the key for "
             "that URL (a provider's key from the environment is never sent to another URL)"
-        )
-    if args.client_type is None and route_for_model(args.model) is None:
-        raise UsageError(
-            f"unknown model {args.model!r}: its name matches no routing prefix; pass "
-            f"--client-type ({', '.join(CLIENT_TYPES)}), and --base-url with --api-key-env for "
-            "the server that serves it"
         )
     try:
         route = resolve_route(args.model, args.client_type)

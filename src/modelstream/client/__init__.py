@@ -13,7 +13,7 @@ from ..platforms.azure import Azure
 from ..platforms.bedrock import Bedrock
 from ..platforms.vertex import Vertex
 from .async_client import AsyncClient, AsyncEventStream
-from .retry import RetryPolicy
+from .retry import RetryNotice, RetryPolicy
 from .routing import CLIENT_TYPE_ROUTES, ROUTES, Route, resolve_route, route_for_model
 from .sync_client import Client, EventStream
 from .timeouts import Timeouts
@@ -27,6 +27,7 @@ __all__ = [
     "Bedrock",
     "Client",
     "EventStream",
+    "RetryNotice",
     "RetryPolicy",
     "Route",
     "StreamTimeoutError",

@@ -12,6 +12,7 @@ thin, would still be two to keep in step, where generating leaves none.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random as _random
 import ssl
 import time
@@ -35,7 +36,7 @@ from .failures import classify
 from .http_errors import MAX_ERROR_BODY
 from .model_list import ListedModel
 from .prepare import CallPlan
-from .retry import RetryOption
+from .retry import RetryNotice, RetryOption
 from .settings import ClientSettings
 from .streams import StreamCall
 from .timeouts import TimeoutsOption
@@ -59,6 +60,7 @@ class AsyncClient(ClientSettings):
         retry: RetryOption | None = None,
         timeout: TimeoutsOption | None = None,
         max_retries: int | None = None,
+        on_retry: Callable[[RetryNotice], object] | None = None,
         lenient_tool_arguments: bool = False,
         lenient_frames: bool = False,
         http_client: httpx.AsyncClient | None = None,
@@ -92,6 +94,14 @@ class AsyncClient(ClientSettings):
         if not callable(sleep):
             raise TypeError(f"sleep must be a function taking seconds, got {sleep!r}")
         self._sleep = sleep
+        if on_retry is not None and (
+            not callable(on_retry) or inspect.iscoroutinefunction(on_retry)
+        ):  # called, never awaited: an async function's body would never run
+            raise TypeError(
+                "on_retry must be a plain (not async) function taking a RetryNotice, got "
+                f"{on_retry!r}"
+            )
+        self._on_retry = on_retry  # told of each retry before its wait (docs/client.md)
         if ssl_context is not None and not isinstance(ssl_context, ssl.SSLContext):
             raise TypeError(
                 f"ssl_context must be an ssl.SSLContext, got {type(ssl_context).__name__}"
@@ -229,6 +239,8 @@ class AsyncClient(ClientSettings):
                 delay = call.retry_delay(error)
                 if delay is None:
                     raise error
+                if call.retry_notice is not None and self._on_retry is not None:
+                    self._on_retry(call.retry_notice)  # a resume is no retry: it has none
                 await self._sleep(delay)
         except BaseException as exc:
             if isinstance(exc, Exception):  # not a cancellation: what get_final_message raises

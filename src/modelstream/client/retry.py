@@ -12,6 +12,9 @@ else exponential backoff with full jitter: uniform in [0, min(max_delay, base_de
 What a client takes as `retry` (`retry_policy_from`): a `RetryPolicy`, an int (attempts in all,
 the first included), or `False`/`0` (one attempt, no retries). A call's `max_retries=N` counts
 the retries only: N + 1 attempts.
+
+A client's `on_retry` hears each retry as it starts (a `RetryNotice`), so a caller can say why
+nothing arrives for a while instead of waiting in silence.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import email.utils
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
+
+from ..errors import ProviderConnectionError, ProviderError, StreamError, StreamTimeoutError
 
 
 @dataclass(frozen=True)
@@ -116,3 +121,42 @@ def retry_delay(
     if retry_after is not None:
         return retry_after if retry_after <= policy.max_retry_after else None
     return backoff_delay(policy, attempt, random)
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """A retry about to start, as a client's `on_retry` hears it before the wait begins.
+
+    `str(notice)` is the line a person reads: `429, retrying in 2.0 s (attempt 2/3)`."""
+
+    cause: str  # what failed, in a word or two: "429", "idle timeout", "connection lost", ...
+    delay: float  # seconds of waiting before the attempt starts
+    attempt: int  # the attempt about to start: 2 for the first retry
+    max_attempts: int  # attempts in all, the first included
+    error: StreamError  # the failure that ended the previous attempt
+
+    def __str__(self) -> str:
+        return (
+            f"{self.cause}, retrying in {self.delay:.1f} s "
+            f"(attempt {self.attempt}/{self.max_attempts})"
+        )
+
+
+_CONNECT_FAILURES = {
+    "dns": "host not found",
+    "refused": "connection refused",
+    "tls": "TLS handshake failed",
+}
+
+
+def retry_cause(error: StreamError) -> str:
+    """What failed, in a word or two: the HTTP status when there was one (`"429"`), else the
+    kind of failure (`"overloaded"`, `"idle timeout"`, `"connection refused"`, ...)."""
+    if isinstance(error, ProviderError):
+        # an error event, or a 2xx whose body was an error document, has no status
+        return str(error.status) if error.status is not None else error.cause
+    if isinstance(error, StreamTimeoutError):
+        return f"{error.timeout} timeout"
+    if isinstance(error, ProviderConnectionError):
+        return _CONNECT_FAILURES.get(error.reason, "connection failed")
+    return "connection lost"  # the connection broke before the first event

@@ -33,8 +33,10 @@ event: a shell that calls out of order is a bug, never a stream failure.
     STOPPED    interrupted   STOPPED      a final turn stays final
 
 `request()`, `past_deadline()`, `read_deadline()`, `record_trace()` and `result` read the state
-and move nothing. The happy path is IDLE → SENDING → STREAMING → STOPPED; `feed()` checks its
-state with two identity tests, so the hot path pays nothing for the table.
+and move nothing. When `retry_delay()` moves to RETRYING it leaves a `RetryNotice` in
+`retry_notice` (None otherwise), which the shell hands the client's `on_retry` before it
+waits. The happy path is IDLE → SENDING → STREAMING → STOPPED; `feed()` checks its state with
+two identity tests, so the hot path pays nothing for the table.
 
 An attempt may be retried only while no event has reached the caller (`delivered` is False), so
 an event is never delivered twice (SPEC §6). Once the `stop` event is out the turn is final, and
@@ -82,7 +84,7 @@ from .failures import Failure, Fault
 from .http_errors import provider_error_from_http
 from .prepare import PreparedRequest
 from .resume import ResumeLimits, StreamResume
-from .retry import RetryPolicy, backoff_delay, retry_delay
+from .retry import RetryNotice, RetryPolicy, backoff_delay, retry_cause, retry_delay
 from .timeouts import Timeouts
 
 
@@ -194,6 +196,7 @@ class StreamCall:
         self._result: FinalResponse | PartialResponse | None = None
         self._retryable = False
         self._retry_after: float | None = None
+        self.retry_notice: RetryNotice | None = None  # the retry `retry_delay()` decided on
         self._trace = trace
         self._trace_sinks = trace_sinks
         # a modelstream server's stream: resumed, not retried, once it has a response id
@@ -373,6 +376,7 @@ class StreamCall:
 
     def retry_delay(self, error: StreamError) -> float | None:
         """Seconds to wait before the next attempt, or None when `error` ends the call."""
+        self.retry_notice = None
         if self.state is BROKEN:
             self._move("retry_delay", RESUMING)
             return self._resume_delay(error)
@@ -398,6 +402,9 @@ class StreamCall:
                 entry["status"] = error.status
             self._retries.append(entry)
             self._result = None
+            self.retry_notice = RetryNotice(
+                retry_cause(error), delay, self.attempt + 1, self.retry.max_attempts, error
+            )
         self._move("retry_delay", ENDED if delay is None else RETRYING)
         return delay
 

@@ -7,7 +7,7 @@ async conversation and regenerate (tests/client/test_unasync.py fails while this
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +20,9 @@ from ..tools import (
     config_offering,
     runnable_tools,
 )
-from ..types import Config, DoneItem, Message
+from ..types import Config, DoneItem, ToolResultDone
 from .history import (
+    HistoryInput,
     ToolErrors,
     UserContent,
     _checked_tool_errors,
@@ -32,6 +33,7 @@ from .history import (
     tool_calls_of,
     user_message,
 )
+from .run_events import RunEvent, final_message_event, tool_result_event
 
 if TYPE_CHECKING:
     from ..client import Client, EventStream
@@ -46,7 +48,7 @@ class Conversation(_History):
         config: Config | None = None,
         *,
         model: str | None = None,
-        history: list[Message] | None = None,
+        history: HistoryInput | None = None,
     ) -> None:
         super().__init__(history)
         self.client = client
@@ -101,26 +103,74 @@ class Conversation(_History):
         (docs/tools.md). Arguments that do not fit a tool's schema, and exceptions a tool
         raises, go back to the model as error results, with the client's credentials masked;
         `tool_errors="type"` sends an exception's type without its message."""
+        # the loop of `run_stream`, unwatched: one loop, so the two record the same history
+        with self.run_stream(
+            content, tools, max_rounds=max_rounds, tool_errors=tool_errors
+        ) as events:
+            for event in events:
+                if event["event_type"] == "final":
+                    return event["message"]
+        raise AssertionError("the tool loop ended without its final message")
+
+    @contextmanager
+    def run_stream(
+        self,
+        content: UserContent,
+        tools: ToolFunctions | None = None,
+        *,
+        max_rounds: int = 8,
+        tool_errors: ToolErrors = "message",
+    ) -> Iterator[Iterator[RunEvent]]:
+        """`run`, watched: each round's events as they arrive, a `tool_result` event as each
+        tool finishes, then a `final` event holding what `run` returns (docs/tools.md).
+
+        A round that does not end with `stop` raises its error after its events; leaving the
+        block closes the round's stream, and runs no more tools."""
         tool_errors = _checked_tool_errors(tool_errors)
         runnable = runnable_tools(self.config.get("tools"), tools)
         config = config_offering(self.config, runnable)
-        message = self._send(content, config)
-        for _ in range(max_rounds):
+        events = self._run_events(content, runnable, config, max_rounds, tool_errors)
+        try:
+            yield events
+        finally:
+            events.close()
+
+    def _run_events(
+        self,
+        content: UserContent,
+        tools: Mapping[str, FunctionTool[..., Any]],
+        config: Config,
+        max_rounds: int,
+        tool_errors: ToolErrors,
+    ) -> Generator[RunEvent]:
+        event: RunEvent  # a round's events, then each result of its tools
+        turn = content
+        for round_number in range(max_rounds + 1):  # the first request, then a round each
+            with self._stream(turn, config) as stream:
+                for event in stream:
+                    yield event
+            assert isinstance(self.last_result, FinalResponse)  # else the stream raised
+            message = self.last_result.message
             calls = tool_calls_of(message)
             if not calls:
-                return message
-            results = [self._call(runnable, call, tool_errors) for call in calls]
-            message = self._send(results, config)
-        if tool_calls_of(message):
-            raise ToolLoopLimitError(max_rounds)
-        return message
+                yield final_message_event(message)
+                return
+            if round_number == max_rounds:
+                raise ToolLoopLimitError(max_rounds)
+            results: list[DoneItem] = []
+            for call in calls:  # one after another, each result out as its tool returns
+                result = self._call(tools, call, tool_errors)
+                results.append(result)
+                event = tool_result_event(call, result)
+                yield event
+            turn = results
 
     def _call(
         self,
         tools: Mapping[str, FunctionTool[..., Any]],
         call: dict[str, Any],
         tool_errors: ToolErrors,
-    ) -> DoneItem:
+    ) -> ToolResultDone:
         try:
             value = _tool_to_call(tools, call).call(call["arguments"])
         except Exception as exc:
