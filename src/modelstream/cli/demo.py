@@ -26,20 +26,10 @@ from ..types import Config, Message, ToolSchema
 from .live import render_turn
 from .render import PrettyRenderer, pretty_console
 
-
-def _chosen_by_its_model(name: str) -> bool:
-    """Whether the protocol's example model routes to it by name (the demo's protocols; one
-    reached only with an explicit `client_type=`, such as gemini-interactions, is left out)."""
-    model = REGISTRY[name].example_model.lower()
-    routes = REGISTRY[name].routes
-    return bool(model) and any(model.startswith(p) for r in routes for p in r.prefixes)
-
-
-# (client type, model): each streaming protocol the emulator serves whose model names it.
+# (client type, model): every streaming protocol the emulator serves, each asked for by name
+# (`client_type=`), so one that no model name routes to (gemini-interactions) is shown too.
 PROTOCOL_MODELS = tuple(
-    (name, REGISTRY[name].example_model)
-    for name in emulated_protocols(embedding=False)
-    if _chosen_by_its_model(name)
+    (name, REGISTRY[name].example_model) for name in emulated_protocols(embedding=False)
 )
 QUESTION = "What's the weather in Lisbon right now?"
 WEATHER_TOOL: ToolSchema = {
@@ -59,8 +49,7 @@ SIGNATURE = "RWRlbW8tc2lnbmF0dXJlOiB0aGlua2luZyBhYm91dCBMaXNib24gd2VhdGhlcg=="
 ANSWER = Turn(
     items=[
         Thinking(
-            "The user wants the current weather in Lisbon. I can't know it offhand, "
-            "so I'll call get_weather with the city.",
+            "Current weather in Lisbon: I can't know it offhand, so call get_weather.",
             signature=SIGNATURE,
         ),
         TextItem("Let me look up the current weather in Lisbon."),
@@ -122,8 +111,8 @@ def _intro(console: Console) -> None:
     console.print(Text("modelstream demo", style="bold"), soft_wrap=True)
     console.print(
         Text(
-            f"A loopback emulator on 127.0.0.1 plays {len(PROTOCOL_MODELS)} providers' wire "
-            "formats (no key, no network); AsyncClient streams one answer from each over real "
+            f"A loopback emulator on 127.0.0.1 speaks {len(PROTOCOL_MODELS)} streaming "
+            "protocols (no key, no network); AsyncClient streams one answer in each over real "
             "HTTP.",
             style="dim",
         ),
