@@ -39,6 +39,7 @@ __all__ = [
     "GrammarChecker",
     "GrammarViolation",
     "IncompleteStreamError",
+    "InvalidConfigError",
     "InvalidMessageError",
     "ItemAssembler",
     "ListedModel",

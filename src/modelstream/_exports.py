@@ -29,6 +29,7 @@ from .errors import (
     FrameTooLargeError,
     GrammarViolation,
     IncompleteStreamError,
+    InvalidConfigError,
     InvalidMessageError,
     LostContentError,
     MalformedFrameError,

@@ -2,8 +2,9 @@
 anything is built from them: the first value of a wrong type is named by its path, as in
 `messages[0].content_items[1].text must be a string`.
 
-The expected shapes are read from the TypedDicts in `types.py` (`Message`, the done items,
-`Config`), so a field added there is checked here without a second list to keep in step.
+The expected shapes are read from the TypedDicts in `types.py` (`Message`, the done items),
+so a field added there is checked here without a second list to keep in step. A config is only
+checked to be an object here: its keys and values follow `protocols/common/config_rules.py`.
 Sans-IO and side-effect free: the server refuses a body with it (400), and a client can turn a
 `ShapeError` into its own `InvalidMessageError`.
 
@@ -30,7 +31,7 @@ from typing import (
     is_typeddict,
 )
 
-from .types import Config, Message
+from .types import Message
 
 Binary = Literal["bytes", "base64"]
 
@@ -51,40 +52,11 @@ def check_messages(messages: Any, *, binary: Binary = "bytes", path: str = "mess
 
 
 def check_config(config: Any, *, path: str = "config") -> None:
-    """Raise `ShapeError` for the first key of `config` that is not a `Config` key or whose
-    value has the wrong type. None stands for "unset" (as every encoder reads it)."""
+    """Raise `ShapeError` when `config` is not an object. Its keys and values have rules of
+    their own, with suggestions (`protocols/common/config_rules.py`): every path, the server's
+    included, applies them before a request is encoded."""
     if not isinstance(config, Mapping):
         raise ShapeError(path, "must be an object")
-    hints = _hints(Config)
-    for key, value in config.items():
-        where = f"{path}.{key}"
-        if key not in hints:
-            raise ShapeError(where, "is not a Config key; send provider fields in extra_body")
-        if value is None:
-            continue
-        expected = _ALSO_ACCEPTED.get(key)
-        if expected is not None and _matches_outer(value, expected):
-            _check(value, expected, where, "bytes")
-            continue
-        _check(value, hints[key], where, "bytes")
-        bounds = _RANGES.get(key)
-        if bounds is not None and not bounds[0] <= value <= bounds[1]:
-            low, high = bounds
-            span = f"at least {low:g}" if high == float("inf") else f"from {low:g} to {high:g}"
-            raise ShapeError(where, f"must be {span}, got {value!r}")
-
-
-# The numbers no provider takes outside these bounds (a negative max_tokens, a top_p over 1):
-# refused with the field's name rather than sent, to come back as a provider's 400
-_RANGES: dict[str, tuple[float, float]] = {
-    "max_tokens": (1, float("inf")),
-    "temperature": (0, float("inf")),
-    "top_p": (0, 1),
-}
-
-# Config values the encoders accept beyond their TypedDict type: one `stop` string is one stop
-# sequence (encoders/options.py, `stop_sequences`).
-_ALSO_ACCEPTED: dict[str, Any] = {"stop": str}
 
 
 @functools.cache

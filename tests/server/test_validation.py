@@ -91,29 +91,29 @@ def test_a_message_field_of_the_wrong_shape_is_a_400_naming_its_path(
 @pytest.mark.parametrize(
     ("config", "path", "message"),
     [
-        ({"max_tokens": "100"}, "config.max_tokens", "must be an integer, got a string '100'"),
-        ({"max_tokens": 1.5}, "config.max_tokens", "must be an integer, got a number 1.5"),
-        ({"temperature": True}, "config.temperature", "must be a number, got a boolean True"),
-        ({"stop": ["a", 7]}, "config.stop[1]", "must be a string"),
-        ({"tools": [{"description": "no name"}]}, "config.tools[0].name", "is missing"),
-        ({"tool_choice": ["lookup", 3]}, "config.tool_choice[1]", "must be a string"),
-        ({"thinking_level": "extreme"}, "config.thinking_level", "must be one of 'none'"),
-        ({"extra_body": "x"}, "config.extra_body", "must be an object"),
-        ({"trace_id": 12}, "config.trace_id", "must be a string"),
-        ({"max_tokens": -5}, "config.max_tokens", "must be at least 1, got -5"),
-        ({"max_tokens": 0}, "config.max_tokens", "must be at least 1, got 0"),
-        ({"temperature": -0.5}, "config.temperature", "must be at least 0, got -0.5"),
-        ({"top_p": 1.5}, "config.top_p", "must be from 0 to 1, got 1.5"),
+        ({"max_tokens": "100"}, "max_tokens", "['max_tokens'] must be an integer of at least 1, got '100' (a str)"),
+        ({"max_tokens": 1.5}, "max_tokens", "['max_tokens'] must be an integer of at least 1, got 1.5 (a float)"),
+        ({"temperature": True}, "temperature", "['temperature'] must be a number from 0 to 2, got True (a bool)"),
+        ({"stop": ["a", 7]}, "stop[1]", "['stop'][1] must be a string, got 7 (an int)"),
+        ({"tools": [{"description": "no name"}]}, "tools[0].name", "['tools'][0]['name'] is missing"),
+        ({"tool_choice": ["lookup", 3]}, "tool_choice[1]", "['tool_choice'][1] must be a tool's name"),
+        ({"thinking_level": "extreme"}, "thinking_level", "['thinking_level'] must be one of 'none'"),
+        ({"extra_body": "x"}, "extra_body", "['extra_body'] must be a dict"),
+        ({"trace_id": 12}, "trace_id", "['trace_id'] must be a string"),
+        ({"max_tokens": -5}, "max_tokens", "['max_tokens'] must be an integer of at least 1, got -5 (an int)"),
+        ({"max_tokens": 0}, "max_tokens", "['max_tokens'] must be an integer of at least 1, got 0 (an int)"),
+        ({"temperature": -0.5}, "temperature", "['temperature'] must be a number from 0 to 2, got -0.5 (a float)"),
+        ({"top_p": 1.5}, "top_p", "['top_p'] must be a number from 0 to 1, got 1.5 (a float)"),
     ],
-)
+)  # fmt: skip
 def test_a_config_value_of_the_wrong_type_is_a_400_naming_its_path(
     http: httpx.Client, emu: Emulator, config: dict[str, Any], path: str, message: str
 ) -> None:
     body = stream_body("chat", **config)
     error = refused(http.post("/v1/stream", json=body, headers=AUTH), "UnsupportedParameterError")
 
-    assert error["path"] == path
-    assert error["message"].startswith(f"{path} {message}")
+    assert error["path"] == f"config.{path}"
+    assert error["message"].startswith(f"config{message}")
     assert emu.requests == []
 
 

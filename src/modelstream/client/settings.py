@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from ..auth.signing import RequestSigner
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, InvalidConfigError
 from ..messages import Prompt, as_messages
 from ..platforms import REGISTRY, PlatformOption, is_platform, platform_of, settings_listed
+from ..protocols.common.config_rules import RULES, check_config, unknown_key
 from ..protocols.descriptor import Protocol
 from ..traces.record import TurnRecorder
 from ..traces.sinks import TracesOption, close_sinks, owns_sinks, resolve_sinks
@@ -142,8 +143,9 @@ class ClientSettings:
         from ..tools import config_with_tool_definitions  # not imported by a CLI that needs none
 
         messages = as_messages(prompt)
-        # keyword config keys joined in; function tools → their definitions
-        config = config_with_tool_definitions(with_config_keys(config, config_keys))
+        config = with_config_keys(config, config_keys)
+        check_call_config(config)  # every key and value, before function tools are described
+        config = config_with_tool_definitions(config)  # function tools → their definitions
         timeouts = self.timeouts if timeout is None else timeouts_from(timeout, "timeout")
         retry = self.retry if max_retries is None else with_max_retries(self.retry, max_retries)
         plan = plan_call(model or self.model or "", messages, config, **self._route_options())
@@ -205,11 +207,25 @@ def _is_sinks(value: object) -> bool:
     return all(callable(getattr(sink, "append", None)) for sink in sinks)
 
 
+def check_call_config(config: object) -> None:
+    """Raise `InvalidConfigError` for a config a call cannot send (config_rules.py): a key that
+    is not a config key, or a value no provider takes. Python functions may stand in `tools`."""
+    check_config(config, functions=True)
+
+
+# A call's own keyword parameters, which a misspelt keyword argument may have meant too.
+CALL_PARAMETERS = ("config", "model", "timeout", "max_retries")
+
+
 def with_config_keys(config: Config | None, keys: Mapping[str, Any] | None) -> Config | None:
     """`config` with the keys a call gave as keyword arguments; a key given both ways is a
-    TypeError, as Python says of an argument given twice."""
+    TypeError, as Python says of an argument given twice, and a keyword that is no config key
+    is refused with the key or parameter it most likely meant."""
     if not keys:
         return config
+    for key in keys:
+        if key not in RULES:
+            raise InvalidConfigError(key, unknown_key(key, CALL_PARAMETERS), path=f"config.{key}")
     if config is not None and not isinstance(config, Mapping):
         return config  # the config checks say what a config must be
     both = sorted(set(config or {}) & set(keys))

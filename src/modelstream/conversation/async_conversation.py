@@ -11,6 +11,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..client.settings import check_call_config
 from ..errors import ConversationBusyError, ToolLoopLimitError
 from ..messages import tool_result
 from ..results import AssistantMessage, FinalResponse
@@ -52,6 +53,7 @@ class AsyncConversation(_History):
     ) -> None:
         super().__init__(history)
         self.client = client
+        check_call_config(config or {})  # a bad key or value is refused here, not mid-loop
         self.config: Config = _copied_config(config or {})
         self.model = model
         self._busy = threading.Lock()  # taken without waiting, by a task or a thread

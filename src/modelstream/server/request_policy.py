@@ -1,6 +1,9 @@
 """What a caller may ask of a served model beyond the SPEC shapes: the upstream request is
 encoded here before any stream starts, and refused (400) when
 
+- a config key is not a config key, or its value breaks the key's rule
+  (`protocols/common/config_rules.py`): the sentence a Python caller reads, typed as
+  `UnsupportedParameterError` like every config refusal of the server, with the value's `path`;
 - it carries `config.extra_body` and the operator forbids it for this model
   (`allow_extra_body = false`);
 - `extra_body` would replace or remove a field the encoder writes itself (`model`, `stream`,
@@ -24,9 +27,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..client.routing import resolve_route
-from ..errors import ModelstreamError
+from ..errors import InvalidConfigError, ModelstreamError
 from ..protocols import encode_request, protocol_named
+from ..protocols.common.config_rules import check_config
 from ..types import Config, Message
+from ..web.refusals import Refusal
 from .config import ModelEntry
 from .wire import bad_config
 
@@ -37,6 +42,7 @@ _HEADER_VALUE = re.compile(r"[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?|")
 def check_upstream_request(entry: ModelEntry, messages: list[Message], config: Config) -> None:
     """Raise a 400 `Refusal` for a request this server will not send upstream (module
     docstring); the library's own errors (bad messages, unsupported config) pass through."""
+    refuse_invalid_config(config)
     client_type = resolve_route(entry.model, entry.client_type).client_type
     request = encode_request(client_type, entry.model, messages, config)
     for name, value in request.headers.items():
@@ -73,6 +79,20 @@ def check_upstream_request(entry: ModelEntry, messages: list[Message], config: C
             f"for {entry.server_model_id!r}; extra_body may only add provider fields (set the "
             "matching config key instead, or ask the operator to serve another model)",
         )
+
+
+def refuse_invalid_config(config: Config) -> None:
+    """A 400 for a config that breaks the config rules, before it is encoded for any upstream."""
+    try:
+        check_config(config, protocol="modelstream")
+    except InvalidConfigError as exc:
+        raise Refusal(
+            400,
+            "UnsupportedParameterError",  # the type HTTP callers already match on
+            str(exc),
+            outcome="invalid_request",
+            fields=exc.fields(),
+        ) from None
 
 
 def _encoded_without_extra_body(

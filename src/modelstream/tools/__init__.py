@@ -229,6 +229,9 @@ def runnable_tools(
     ]
     if isinstance(given, Mapping):
         named += list(given.items())
+    elif callable(given):
+        name = getattr(given, "__name__", "the function")
+        raise TypeError(f"tools must be a list of functions (or a dict by name): pass [{name}]")
     elif given is not None:
         named += [(None, function) for function in given]
     for name, function in named:

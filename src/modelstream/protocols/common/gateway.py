@@ -145,6 +145,7 @@ class GatewayError:
 # upstream's failure seen through a gateway: 502; a timeout is 504.
 STATUS_BY_TYPE: Mapping[str, int] = {
     "UnsupportedParameterError": 400,
+    "InvalidConfigError": 400,
     "InvalidMessageError": 400,
     "InvalidRequest": 400,
     "BadRequestError": 400,

@@ -1,8 +1,9 @@
 """Reading `Config` the same way in every encoder (docs/requests-*.md, "rules for every key").
 
 Each encoder maps the config to its own body, but what a config value means is decided here,
-once: which keys exist, what `None` means, how `extra_body` merges, which `response_format` and
-`tool_choice` values are valid. A rule changed here changes for every protocol.
+once: what `None` means, how `extra_body` merges, what a `response_format` or a `tool_choice`
+asks for. Which keys exist and which values each takes is the table of config_rules.py, which
+`read_config` applies first. A rule changed here changes for every protocol.
 """
 
 from __future__ import annotations
@@ -13,27 +14,18 @@ from typing import Any
 
 from ...errors import UnsupportedParameterError
 from ...types import Config, ThinkingLevel, ToolChoice
+from .config_rules import TOOL_CHOICE_MODES, check_config
 from .encoding import THINKING_LEVELS
 
-_CONFIG_KEYS = frozenset(Config.__optional_keys__ | Config.__required_keys__)
 _EMBEDDING_KEYS = frozenset({"extra_body", "trace_id"})
-_TOOL_CHOICE_MODES = ("auto", "required", "none")
 
 
 def read_config(config: Config, protocol: str) -> dict[str, Any]:
-    """The config's keys that have a value (None counts as unset); a key that is not a Config
-    key is refused, not ignored, so a typo never silently changes nothing."""
-    if not isinstance(config, dict):
-        raise UnsupportedParameterError("config", protocol, f"must be a dict, got {type(config)}")
-    options: dict[str, Any] = {}
-    for key, value in config.items():
-        if key not in _CONFIG_KEYS:
-            raise UnsupportedParameterError(
-                key, protocol, "not a Config key; send provider fields through extra_body"
-            )
-        if value is not None:
-            options[key] = value
-    return options
+    """The config's keys that have a value (None counts as unset), once every key and value has
+    passed its rule (config_rules.py): a typo or a value no provider takes is refused with
+    `InvalidConfigError`, never sent or ignored."""
+    check_config(config, protocol=protocol)
+    return {key: value for key, value in config.items() if value is not None}
 
 
 def check_embedding_config(options: dict[str, Any], protocol: str) -> None:
@@ -107,7 +99,7 @@ def checked_tool_choice(options: dict[str, Any], protocol: str) -> ToolChoice | 
     """`tool_choice` checked: "auto", "required", "none", or a list of tool names (each kept
     once, in order); None when unset."""
     choice = options.get("tool_choice")
-    if choice is None or choice in _TOOL_CHOICE_MODES:
+    if choice is None or choice in TOOL_CHOICE_MODES:
         mode: ToolChoice | None = choice
         return mode
     if isinstance(choice, list) and choice and all(isinstance(name, str) for name in choice):
