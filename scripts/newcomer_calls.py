@@ -6,8 +6,11 @@ Run by scripts/newcomer.sh in a fresh clone's venv, and by tests/docs/test_newco
 
 from __future__ import annotations
 
+from typing import Any
+
 from modelstream import Client, InvalidConfigError
 from modelstream.testing import Emulator, Reply, Text, ToolCall, Turn
+from modelstream.types import ToolSchema
 
 
 def main() -> None:
@@ -26,7 +29,7 @@ def main() -> None:
 
             # 2. OpenAI-style messages, a tool round trip included
             emu.queue(Reply.turn(Turn(items=[Text("It is 18 °C in Paris.")])))
-            history = [
+            history: list[dict[str, Any]] = [
                 {"role": "user", "content": "Weather in Paris?"},
                 {
                     "role": "assistant",
@@ -72,7 +75,7 @@ def main() -> None:
     print("newcomer calls: ok")
 
 
-WEATHER = {
+WEATHER: ToolSchema = {
     "name": "get_weather",
     "description": "The current weather in a city.",
     "parameters": {

@@ -91,21 +91,57 @@ def test_a_message_field_of_the_wrong_shape_is_a_400_naming_its_path(
 @pytest.mark.parametrize(
     ("config", "path", "message"),
     [
-        ({"max_tokens": "100"}, "max_tokens", "['max_tokens'] must be an integer of at least 1, got '100' (a str)"),
-        ({"max_tokens": 1.5}, "max_tokens", "['max_tokens'] must be an integer of at least 1, got 1.5 (a float)"),
-        ({"temperature": True}, "temperature", "['temperature'] must be a number from 0 to 2, got True (a bool)"),
+        (
+            {"max_tokens": "100"},
+            "max_tokens",
+            "['max_tokens'] must be an integer of at least 1, got '100' (a str)",
+        ),
+        (
+            {"max_tokens": 1.5},
+            "max_tokens",
+            "['max_tokens'] must be an integer of at least 1, got 1.5 (a float)",
+        ),
+        (
+            {"temperature": True},
+            "temperature",
+            "['temperature'] must be a number from 0 to 2, got True (a bool)",
+        ),
         ({"stop": ["a", 7]}, "stop[1]", "['stop'][1] must be a string, got 7 (an int)"),
-        ({"tools": [{"description": "no name"}]}, "tools[0].name", "['tools'][0]['name'] is missing"),
-        ({"tool_choice": ["lookup", 3]}, "tool_choice[1]", "['tool_choice'][1] must be a tool's name"),
-        ({"thinking_level": "extreme"}, "thinking_level", "['thinking_level'] must be one of 'none'"),
+        (
+            {"tools": [{"description": "no name"}]},
+            "tools[0].name",
+            "['tools'][0]['name'] is missing",
+        ),
+        (
+            {"tool_choice": ["lookup", 3]},
+            "tool_choice[1]",
+            "['tool_choice'][1] must be a tool's name",
+        ),
+        (
+            {"thinking_level": "extreme"},
+            "thinking_level",
+            "['thinking_level'] must be one of 'none'",
+        ),
         ({"extra_body": "x"}, "extra_body", "['extra_body'] must be a dict"),
         ({"trace_id": 12}, "trace_id", "['trace_id'] must be a string"),
-        ({"max_tokens": -5}, "max_tokens", "['max_tokens'] must be an integer of at least 1, got -5 (an int)"),
-        ({"max_tokens": 0}, "max_tokens", "['max_tokens'] must be an integer of at least 1, got 0 (an int)"),
-        ({"temperature": -0.5}, "temperature", "['temperature'] must be a number from 0 to 2, got -0.5 (a float)"),
+        (
+            {"max_tokens": -5},
+            "max_tokens",
+            "['max_tokens'] must be an integer of at least 1, got -5 (an int)",
+        ),
+        (
+            {"max_tokens": 0},
+            "max_tokens",
+            "['max_tokens'] must be an integer of at least 1, got 0 (an int)",
+        ),
+        (
+            {"temperature": -0.5},
+            "temperature",
+            "['temperature'] must be a number from 0 to 2, got -0.5 (a float)",
+        ),
         ({"top_p": 1.5}, "top_p", "['top_p'] must be a number from 0 to 1, got 1.5 (a float)"),
     ],
-)  # fmt: skip
+)
 def test_a_config_value_of_the_wrong_type_is_a_400_naming_its_path(
     http: httpx.Client, emu: Emulator, config: dict[str, Any], path: str, message: str
 ) -> None:
