@@ -198,15 +198,21 @@ def test_every_response_forbids_scripts_and_frames_from_elsewhere(viewer: Viewer
 def test_the_page_loads_nothing_from_elsewhere_and_never_writes_html() -> None:
     static = files("modelstream.traces.viewer") / "static"
     html = static.joinpath("index.html").read_text()
-    script = static.joinpath("app.js").read_text()
+    scripts = [
+        static.joinpath("app.js").read_text(),
+        (files("modelstream.web") / "static" / "markdown.js").read_text(),  # shared
+    ]
     assert re.findall(r'(?:src|href)="([^"]*)"', html) == [
         "data:,",  # an empty icon, so the browser asks for no favicon
         "/static/style.css",
+        "/static/markdown.css",
+        "/static/markdown.js",
         "/static/app.js",
         "#",
     ]
-    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
-        assert sink not in script
+    for script in scripts:
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+            assert sink not in script
 
 
 # --- the page in a browser -----------------------------------------------------------------
@@ -541,14 +547,14 @@ def test_failed_and_cancelled_turns_show_usage_unknown_in_the_list_and_on_the_pa
     listing = {t.trace_id: t for t in TraceStore(db).list_traces()}
     assert listing["left-early"].last_status == "cancelled"
     assert listing["left-early"].usage_text() == "usage unknown"
-    assert listing["refused"].usage_text() == "15 tokens (+ 1 turn(s) with usage unknown)"
+    assert listing["refused"].usage_text() == "15 tokens (+ 1 turn with usage unknown)"
 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     with serving(db) as url:
         page.goto(url)
         for trace_id, expected in (
             ("left-early", "usage unknown"),
-            ("refused", "15 tokens (+ 1 turn(s) with usage unknown)"),
+            ("refused", "15 tokens (+ 1 turn with usage unknown)"),
         ):
             entry = page.locator(".trace-link", has_text=trace_id)
             expect(entry.locator(".usage")).to_have_text(expected)  # as `traces list` says it
@@ -589,7 +595,7 @@ def test_each_turn_and_the_trace_show_their_cost_and_unknown_is_never_zero(
         page.goto(url)
         page.locator(".trace-link", has_text="priced").click()
         expect(page.locator(".trace-head .cost")).to_have_text(
-            "$0.000500 (+ 1 turn(s) with cost unknown)"
+            "$0.000500 (+ 1 turn with cost unknown)"
         )
         facts = page.locator("article.turn .facts")
         expect(facts.nth(0)).to_contain_text("Cost $0.000250")

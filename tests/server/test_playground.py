@@ -95,7 +95,7 @@ def test_every_response_forbids_anything_from_elsewhere(serve: Serve) -> None:
 def test_the_page_names_nothing_off_the_server_and_never_writes_html() -> None:
     texts = {
         name: STATIC.joinpath(name).read_text()
-        for name in ("index.html", "login.html", "app.js", "style.css")
+        for name in ("index.html", "login.html", "app.js", "style.css", "theme.css")
     }
     for name, text in texts.items():
         assert not re.search(r"https?://", text), name

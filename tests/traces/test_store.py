@@ -66,7 +66,7 @@ def test_a_trace_with_some_turns_without_usage_counts_the_known_ones_and_says_so
     [mixed] = store.list_traces()
 
     assert (mixed.total_tokens, mixed.usage_unknown_turns) == (15, 1)
-    assert mixed.usage_text() == "15 tokens (+ 1 turn(s) with usage unknown)"
+    assert mixed.usage_text() == "15 tokens (+ 1 turn with usage unknown)"
     assert mixed.to_json()["total_tokens"] == 15
 
 

@@ -1,7 +1,8 @@
 """The chat playground: one static page over the server's own API, mounted at `/playground`.
 
     GET  /playground/                     the page (static/index.html, app.js, style.css)
-    GET  /playground/static/{name}        its script and style sheet
+    GET  /playground/static/{name}        its scripts and style sheets (theme.css, the look it
+                                          shares with the sign-in form, needs no key)
     POST /playground/login                a key from the sign-in form: a session cookie
     POST /playground/logout               end the session, here and in the browser
     POST /playground/api/v1/stream        the server's POST /v1/stream, as the session's key
@@ -30,7 +31,6 @@ from this origin only, plus `data:`/`blob:` images and audio the page makes itse
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.resources import files
 from typing import Any, Protocol
 from urllib.parse import parse_qs
 
@@ -47,7 +47,7 @@ from ..errors import PermissionDeniedError
 from ..web.bodies import json_object, read_body
 from ..web.hosts import HostPolicy, host_checked
 from ..web.keys import BearerKeys
-from ..web.pages import ASSET_TYPES, page_assets, with_page_headers
+from ..web.pages import HTML, media_type, page_assets, with_page_headers
 from ..web.refusals import Refusal, invalid_request, not_found, unauthorized
 from .sessions import SessionStore, cross_site
 from .settings import PlaygroundSettings
@@ -55,6 +55,12 @@ from .settings import PlaygroundSettings
 COOKIE = "modelstream_playground_session"
 MAX_SMALL_BODY = 64 * 1024  # the sign-in form holds one key; a cost request, one usage
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+PUBLIC_ASSETS = ("theme.css",)  # the sign-in form's style sheet: it is shown before a key is
+WRONG_KEY = (
+    b'<p class="error" role="alert"><strong>That is not one of this server\'s keys.</strong> '
+    b"Check it for a typo, or ask whoever runs the server for one of the <code>keys</code> "
+    b"in its config.</p>"
+)
 # the sign-out button, left out of the page on an open server (nobody signs in there)
 SIGN_OUT = (
     b'<form id="sign-out" method="post" action="logout">'
@@ -91,10 +97,8 @@ def create_playground(settings: PlaygroundSettings, hosts: HostPolicy) -> ASGIAp
     static = page_assets(__package__)
     if keys.open:
         static["index.html"] = static["index.html"].replace(SIGN_OUT, b"")
-    sign_in = (files(__package__) / "static" / "login.html").read_bytes()
-    wrong_key = sign_in.replace(
-        b"<!-- wrong key -->", b"<p><strong>That is not one of this server's keys.</strong></p>"
-    )
+    sign_in = static.pop("login.html")
+    wrong_key = sign_in.replace(b"<!-- wrong key -->", WRONG_KEY)
 
     def authorization(request: Request) -> str | None:
         """The request's key as an `Authorization` value: the header, else the session's."""
@@ -108,11 +112,11 @@ def create_playground(settings: PlaygroundSettings, hosts: HostPolicy) -> ASGIAp
         name = request.path_params.get("name", "index.html")
         if name not in static:
             return _error(404, "NotFoundError", f"no file {name[:60]!r} in the playground")
-        if not keys.allows(authorization(request)):
+        if name not in PUBLIC_ASSETS and not keys.allows(authorization(request)):
             if name != "index.html":
                 return _error(401, "AuthenticationError", "sign in at /playground/ first")
-            return Response(sign_in, 401, media_type=ASSET_TYPES["index.html"])
-        return Response(static[name], media_type=ASSET_TYPES[name])
+            return Response(sign_in, 401, media_type=HTML)
+        return Response(static[name], media_type=media_type(name))
 
     async def login(request: Request) -> Response:
         try:
@@ -121,7 +125,7 @@ def create_playground(settings: PlaygroundSettings, hosts: HostPolicy) -> ASGIAp
             return _refused(refusal)
         key = (parse_qs(body.decode("utf-8", "replace")).get("key") or [""])[0].strip()
         if not key or not keys.allows(f"Bearer {key}"):
-            return Response(wrong_key, 401, media_type=ASSET_TYPES["index.html"])
+            return Response(wrong_key, 401, media_type=HTML)
         response = RedirectResponse("./", status_code=303)
         if not keys.open:
             sessions.close(request.cookies.get(COOKIE))  # a second sign-in replaces the first

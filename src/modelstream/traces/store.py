@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from ..console.counts import counted
 from ..errors import ConfigurationError
 from ..items import decode_binary
 from ..items import search_text as item_search_text
@@ -207,7 +208,7 @@ class TraceSummary:
             return "usage unknown"
         text = f"{total:,} tokens"
         if self.usage_unknown_turns:
-            text += f" (+ {self.usage_unknown_turns} turn(s) with usage unknown)"
+            text += f" (+ {counted(self.usage_unknown_turns, 'turn')} with usage unknown)"
         return text
 
     def to_json(self) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 // and Last-Event-ID, so the answer goes on from the last event received, none twice, none lost.
 // Those api/v1/ routes are the server's /v1/ routes called with the signed-in session's key:
 // the page never sees the key (its session cookie is HttpOnly). Text is always put in with
-// textContent, never parsed as HTML.
+// textContent, never parsed as HTML: an answer's text is shown as Markdown by markdown.js, which
+// builds its elements one by one.
 "use strict";
 
 const STORE = "modelstream.playground";
@@ -68,10 +69,13 @@ class AssistantView {
     this.meta = element("div", "meta");
     this.node.append(this.body, this.meta);
     $("log").append(this.node);
+    this.pending = null; // streamed text not drawn yet: {content, text}
+    this.frame = 0;
     this.reset();
   }
 
   reset() {
+    this.pending = null;
     this.body.replaceChildren();
     this.meta.replaceChildren();
     this.open = null; // {kind, node, text}
@@ -86,8 +90,11 @@ class AssistantView {
     } else if (kind === "tool_call") {
       node = element("div", "tool-call");
       node.append(element("div", "name", "tool call"), element("pre", "content"));
+    } else if (kind === "text") {
+      node = element("div", "answer");
+      node.append(element("div", "content markdown"));
     } else {
-      node = element("div", kind === "text" ? "answer" : "media");
+      node = element("div", "media");
       node.append(element("div", "content"));
     }
     this.body.append(node);
@@ -107,17 +114,34 @@ class AssistantView {
       const fragment = item.text ?? item.thinking ?? (kind === "tool_call" ? item.arguments : "");
       if (typeof fragment === "string" && fragment) {
         open.text += fragment;
-        content.textContent = open.text;
+        if (kind === "text") this.draw(content, open.text);
+        else content.textContent = open.text;
       }
       return;
     }
     // .done: the whole item (its growing field joined), kept for the next turn
-    if (kind === "text") content.textContent = item.text;
+    if (kind === "text") this.draw(content, item.text, true);
     if (kind === "thinking") content.textContent = item.thinking;
     if (kind === "tool_call") content.textContent = JSON.stringify(item.arguments, null, 2);
     if (kind === "inline_data" || kind === "inline_thinking") this.media(content, item);
     this.items.push(item);
     this.open = null;
+  }
+
+  // Answer text as Markdown: while it streams, drawn at most once a frame (the renderer rebuilds
+  // only the blocks that changed, so nothing flickers); at its end, or `now`, at once.
+  draw(content, text, now = false) {
+    if (this.pending && this.pending.content !== content) this.flush();
+    this.pending = { content, text };
+    if (now) this.flush();
+    else if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
+  }
+
+  flush() {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    if (this.pending) Markdown.render(this.pending.content, this.pending.text);
+    this.pending = null;
   }
 
   media(content, item) {
@@ -138,6 +162,7 @@ class AssistantView {
   }
 
   stop(event) {
+    this.flush();
     this.usage = event.usage_metadata;
     this.finish = event.finish_reason;
     this.createdAt = event.created_at;
@@ -151,6 +176,7 @@ class AssistantView {
   }
 
   error(error) {
+    this.flush();
     this.failure = error;
     const text = error.reason === "stopped" ? "stopped" : `${error.type}: ${error.message}`;
     this.meta.append(element("span", "error", text));
@@ -333,6 +359,7 @@ async function start() {
 }
 
 async function finish(turn, entry) {
+  turn.view.flush();
   entry.message = turn.view.record();
   entry.error = turn.view.failure ?? null;
   if (turn.view.usage) {

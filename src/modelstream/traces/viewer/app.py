@@ -1,6 +1,7 @@
 """The trace viewer: a Starlette app serving one static page and a read-only JSON API.
 
-    GET /                      the page (static/index.html, app.js, style.css: no build step)
+    GET /                      the page (static/index.html, app.js, style.css: no build step;
+                               Markdown by ..web's static/markdown.js and markdown.css)
     GET /api/traces?q=&model=&limit=&offset=   traces, newest first, filtered
     GET /api/trace?id=TRACE_ID                 one trace's turns in order
     GET /api/updates                           server-sent events: `turns` when turns are recorded
@@ -36,7 +37,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from ...web.hosts import LOOPBACK_NAMES, HostPolicy, host_checked
-from ...web.pages import ASSET_TYPES, page_assets, with_page_headers
+from ...web.pages import media_type, page_assets, with_page_headers
 from ..store import TraceStore
 
 MAX_QUERY = 200  # characters of a search
@@ -69,7 +70,7 @@ def create_app(
         name = request.path_params.get("name", "index.html")
         if name not in static:
             return _json({"error": {"type": "not_found", "message": "no such file"}}, 404)
-        return Response(static[name], media_type=ASSET_TYPES[name])
+        return Response(static[name], media_type=media_type(name))
 
     def traces(request: Request) -> Response:
         try:

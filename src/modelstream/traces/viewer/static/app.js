@@ -1,5 +1,6 @@
 // The trace viewer page. Vanilla JS, no build step. Every piece of text from a trace goes into
-// the page through textContent or an attribute, never as HTML. http(s) images are loaded by the
+// the page through textContent or an attribute, never as HTML; a text item is shown as Markdown
+// by markdown.js (loaded before this script), which builds its elements the same way. http(s) images are loaded by the
 // browser only when the person clicks them; data: images are shown at once.
 "use strict";
 
@@ -39,12 +40,17 @@ function sum(a, b) {
   return a === null && b === null ? null : (a || 0) + (b || 0);
 }
 
+// "1 turn", "2 turns": as `traces list` counts them (console/counts.py).
+function turnsCounted(count) {
+  return `${count} ${count === 1 ? "turn" : "turns"}`;
+}
+
 // A trace's usage, said the same way in the list and on its page (and by `traces list`): the
 // tokens of the turns that reported usage, "usage unknown" when none did — never 0.
 function usageText(knownTokens, unknownTurns, turns) {
   if (unknownTurns >= turns) return "usage unknown";
   const text = `${numberFormat.format(knownTokens)} tokens`;
-  return unknownTurns ? `${text} (+ ${unknownTurns} turn(s) with usage unknown)` : text;
+  return unknownTurns ? `${text} (+ ${turnsCounted(unknownTurns)} with usage unknown)` : text;
 }
 
 // --- the list ----------------------------------------------------------------------------
@@ -180,7 +186,7 @@ function renderTrace(data) {
 }
 
 // What turns cost (their `cost.total`, exact decimal strings, by currency), said like usage:
-// the known total, "+ N turn(s) with cost unknown", or "cost unknown" — never $0 for unknown.
+// the known total, "+ N turns with cost unknown", or "cost unknown" — never $0 for unknown.
 function costText(costs) {
   const totals = new Map();
   let unknown = 0;
@@ -190,7 +196,7 @@ function costText(costs) {
   }
   if (!totals.size) return "cost unknown";
   const text = [...totals].map(([currency, total]) => formatMoney(total, currency)).join(" + ");
-  return unknown ? `${text} (+ ${unknown} turn(s) with cost unknown)` : text;
+  return unknown ? `${text} (+ ${turnsCounted(unknown)} with cost unknown)` : text;
 }
 
 function formatMoney(amount, currency) {
@@ -286,8 +292,11 @@ function renderItem(item, context) {
   const open = context.open ? " open-item" : "";
   const unfinished = context.open ? " (unfinished)" : "";
   switch (kind) {
-    case "text":
-      return el("div", { className: `item text${open}` }, item.text, unfinished && el("span", { className: "muted" }, unfinished));
+    case "text": {
+      const body = el("div", {});
+      Markdown.render(body, item.text);
+      return el("div", { className: `item text${open}` }, body, unfinished && el("span", { className: "muted" }, unfinished));
+    }
     case "thinking":
       return el(
         "details",
