@@ -132,11 +132,25 @@ def test_a_model_no_route_knows_asks_for_a_client_type() -> None:
     assert "models[0]" in message and "client_type" in message
 
 
-def test_a_duplicate_server_model_id_is_refused() -> None:
+def test_entries_sharing_a_server_model_id_are_deployments_of_it() -> None:
     data = model_table()
-    data["models"] = [*data["models"], *data["models"]]  # type: ignore[misc]
+    first, second = dict(data["models"][0]), dict(data["models"][0])  # type: ignore[index]
+    second["deployment"] = "m-eu"
+    data["models"] = [first, second]
 
-    assert "appears twice" in refusal(data)
+    settings = settings_from_mapping(data, ENV)
+
+    (served,) = settings.served.values()
+    assert served.server_model_id == "m"
+    assert [entry.deployment for entry in served.deployments] == ["m#1", "m-eu"]
+
+
+def test_a_duplicate_deployment_name_is_refused() -> None:
+    data = model_table()
+    entry = {**data["models"][0], "deployment": "east"}  # type: ignore[dict-item]
+    data["models"] = [entry, dict(entry)]
+
+    assert "'east' appears twice" in refusal(data)
 
 
 def test_limits_and_timings_must_be_positive_numbers() -> None:

@@ -30,13 +30,14 @@ from ..web.refusals import Refusal, not_found
 from .config import ServerSettings
 from .logs import hide_response_ids
 from .metrics import ServerMetrics
-from .relay import CostCounter, StreamMetrics, StreamRelay
+from .relay import CostCounter, DeploymentMetrics, StreamMetrics, StreamRelay
 from .routes.gateway import Gateway
 from .routes.health import health_routes
 from .routes.metrics import metrics_routes
 from .routes.models import model_routes
 from .routes.state import ServerState
 from .routes.streams import stream_routes
+from .routing import RouterState
 from .stores import MemoryStore, StreamStore
 
 log = logging.getLogger("modelstream.server")
@@ -46,10 +47,13 @@ def create_app(
     settings: ServerSettings,
     *,
     store: StreamStore | None = None,
+    router_state: RouterState | None = None,
     bound_host: str | None = None,
     routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
-    """The server as an ASGI app; `store` defaults to a `MemoryStore` sized by the limits.
+    """The server as an ASGI app; `store` defaults to a `MemoryStore` sized by the limits,
+    `router_state` (cooldowns, per-minute counts) to the store's Redis, if it has one, else to
+    this process's memory.
     `bound_host`: the address it listens on, for the `Host` check (None: a loopback one).
     `routes`: more routes, after the server's own (a `Mount` of another app)."""
     if store is None:
@@ -58,7 +62,8 @@ def create_app(
             max_bytes=settings.limits.max_store_bytes,
         )
     metrics = ServerMetrics()
-    relay = StreamRelay(settings, store, [StreamMetrics(metrics), CostCounter(metrics)])
+    observers = [StreamMetrics(metrics), CostCounter(metrics), DeploymentMetrics(metrics)]
+    relay = StreamRelay(settings, store, observers, router_state)
     state = ServerState(settings, store, relay, metrics, BearerKeys(settings.keys))
     gateway = Gateway(state)
     own = [

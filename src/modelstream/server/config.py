@@ -9,11 +9,12 @@ name the setting and the variable, never a value.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,11 @@ _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 _TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seconds"}
 _TOP_KEYS |= {"retain_seconds", "traces", "trace_limits", "fidelity_key"}
-_TOP_KEYS |= {"allowed_hosts", "playground_session_seconds"}
+_TOP_KEYS |= {"allowed_hosts", "playground_session_seconds", "router"}
 _MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
 _MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body", "platform"}
-_MODEL_KEYS |= {"allow_selectors"}
+_MODEL_KEYS |= {"allow_selectors", "deployment", "weight", "rpm", "tpm", "fallbacks"}
+_MODEL_KEYS |= {"first_event_timeout_seconds"}
 
 
 class ServerConfigError(ConfigurationError):
@@ -61,6 +63,33 @@ class ModelEntry:
     # the protocol's `selectors` (a stored turn, an agent, a cached context) callers may send
     # in extra_body; none by default: they would reach state or models the operator did not pick
     allow_selectors: frozenset[str] = frozenset()
+    # --- as one deployment of its served model (docs/routing.md) ---
+    deployment: str = ""  # its name in headers, metrics and traces ("" until settings name it)
+    weight: float = 1.0  # its share of the served model's turns among the deployments
+    rpm: int | None = None  # turns it may start per minute (per process, or per Redis)
+    tpm: int | None = None  # tokens it may use per minute
+    # served model ids to try, in order, once every deployment of this one has failed
+    fallbacks: tuple[str, ...] = ()
+    # no first event this long after the call started: the next deployment is tried
+    first_event_timeout_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class RouterSettings:
+    """When a deployment that keeps failing is set aside (docs/routing.md#cooldowns)."""
+
+    cooldown_failures: int = 3  # this many switchable failures ...
+    cooldown_window_seconds: float = 60.0  # ... within this many seconds ...
+    cooldown_seconds: float = 30.0  # ... set it aside this long (a 429's retry-after: as long)
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """A served model id: its deployments, in config order, and the ids it falls back to."""
+
+    server_model_id: str
+    deployments: tuple[ModelEntry, ...]
+    fallbacks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +134,11 @@ class ServerSettings:
     # checked (an open server; the playground): docs/server.md#host-names
     allowed_hosts: tuple[str, ...] = ()
     playground_session_seconds: float = 12 * 3600.0  # a playground sign-in lasts this long
+    router: RouterSettings = RouterSettings()
+
+    def __post_init__(self) -> None:
+        if any(not entry.deployment for entry in self.models):  # made in code, not loaded
+            object.__setattr__(self, "models", tuple(with_names(self.models)))
 
     @property
     def open(self) -> bool:
@@ -112,7 +146,44 @@ class ServerSettings:
         return not self.keys
 
     def model(self, server_model_id: str) -> ModelEntry | None:
+        """The served model's first deployment: what a request is checked against."""
         return next((m for m in self.models if m.server_model_id == server_model_id), None)
+
+    @functools.cached_property
+    def served(self) -> dict[str, ServedModel]:
+        """The served model ids, in config order, each with its deployments."""
+        return served_models(self.models)
+
+
+def with_names(models: Sequence[ModelEntry]) -> list[ModelEntry]:
+    """`models` with each unnamed deployment named: its `server_model_id` when it is the only
+    one, else `<server_model_id>#<n>`, n counting from 1 within its id."""
+    counts: dict[str, int] = {}
+    for entry in models:
+        counts[entry.server_model_id] = counts.get(entry.server_model_id, 0) + 1
+    seen: dict[str, int] = {}
+    named: list[ModelEntry] = []
+    for entry in models:
+        model_id = entry.server_model_id
+        seen[model_id] = seen.get(model_id, 0) + 1
+        if not entry.deployment:
+            name = f"{model_id}#{seen[model_id]}" if counts[model_id] > 1 else model_id
+            entry = dataclasses.replace(entry, deployment=name)
+        named.append(entry)
+    return named
+
+
+def served_models(models: Sequence[ModelEntry]) -> dict[str, ServedModel]:
+    """`models` grouped by `server_model_id`; a model's fallbacks are its deployments' own, in
+    order, each once."""
+    grouped: dict[str, list[ModelEntry]] = {}
+    for entry in models:
+        grouped.setdefault(entry.server_model_id, []).append(entry)
+    served: dict[str, ServedModel] = {}
+    for model_id, entries in grouped.items():
+        fallbacks = tuple(dict.fromkeys(f for entry in entries for f in entry.fallbacks))
+        served[model_id] = ServedModel(model_id, tuple(entries), fallbacks)
+    return served
 
 
 def load_settings(path: str | Path, env: Mapping[str, str] | None = None) -> ServerSettings:
@@ -146,12 +217,10 @@ def settings_from_mapping(data: Mapping[str, Any], env: Mapping[str, str]) -> Se
     models_raw = data.get("models")
     if not isinstance(models_raw, list) or not models_raw:
         raise ServerConfigError("'models' must be a non-empty list of model tables ([[models]])")
-    models = tuple(_model(entry, f"models[{i}]", env) for i, entry in enumerate(models_raw))
-    seen: set[str] = set()
-    for entry in models:
-        if entry.server_model_id in seen:
-            raise ServerConfigError(f"server_model_id {entry.server_model_id!r} appears twice")
-        seen.add(entry.server_model_id)
+    models = _named_deployments(
+        [_model(entry, f"models[{i}]", env) for i, entry in enumerate(models_raw)],
+        [isinstance(entry, dict) and "max_attempts" in entry for entry in models_raw],
+    )
     keys_raw = data.get("keys", [])
     if not isinstance(keys_raw, list):
         raise ServerConfigError("'keys' must be a list of \"$VARIABLE\" names")
@@ -187,6 +256,70 @@ def settings_from_mapping(data: Mapping[str, Any], env: Mapping[str, str]) -> Se
         allowed_hosts=_allowed_hosts(data),
         playground_session_seconds=_number(
             data, "playground_session_seconds", base.playground_session_seconds, "the config"
+        ),
+        router=_router(data),
+    )
+
+
+def _named_deployments(
+    models: list[ModelEntry], attempts_set: list[bool]
+) -> tuple[ModelEntry, ...]:
+    """Every deployment named (`with_names`) and checked: names unique, fallbacks served and
+    not the model itself.
+
+    A deployment with somewhere else to go makes one attempt unless its `max_attempts` says
+    otherwise: the next deployment is tried at once, not after the retries' backoff."""
+    counts: dict[str, int] = {}
+    for entry in models:
+        counts[entry.server_model_id] = counts.get(entry.server_model_id, 0) + 1
+    has_fallbacks = {entry.server_model_id for entry in models if entry.fallbacks}
+    named: list[ModelEntry] = []
+    for entry, attempts in zip(with_names(models), attempts_set, strict=True):
+        model_id = entry.server_model_id
+        alternatives = counts[model_id] > 1 or model_id in has_fallbacks
+        if alternatives and not attempts:
+            entry = dataclasses.replace(entry, max_attempts=1)
+        named.append(entry)
+    seen: set[str] = set()
+    for entry in named:
+        if entry.deployment in seen:
+            raise ServerConfigError(
+                f"the deployment name {entry.deployment!r} appears twice; each [[models]] entry "
+                'needs a name of its own (deployment = "...")'
+            )
+        seen.add(entry.deployment)
+    served = served_models(named)
+    for model in served.values():
+        for fallback in model.fallbacks:
+            if fallback == model.server_model_id:
+                raise ServerConfigError(
+                    f"{model.server_model_id!r} names itself in fallbacks; its other "
+                    "deployments are tried before any fallback"
+                )
+            if fallback not in served:
+                raise ServerConfigError(
+                    f"{model.server_model_id!r} falls back to {fallback!r}, which is not a "
+                    f"served model (served: {', '.join(served)})"
+                )
+    return tuple(named)
+
+
+def _router(data: Mapping[str, Any]) -> RouterSettings:
+    """`[router]`: cooldown_failures, cooldown_window_seconds, cooldown_seconds."""
+    raw = data.get("router", {})
+    if not isinstance(raw, dict):
+        raise ServerConfigError("'router' must be a table")
+    _no_unknown(raw, set(RouterSettings.__dataclass_fields__), "router")
+    defaults = RouterSettings()
+    return RouterSettings(
+        cooldown_failures=int(
+            _number(raw, "cooldown_failures", defaults.cooldown_failures, "router", integer=True)
+        ),
+        cooldown_window_seconds=_number(
+            raw, "cooldown_window_seconds", defaults.cooldown_window_seconds, "router"
+        ),
+        cooldown_seconds=_number(
+            raw, "cooldown_seconds", defaults.cooldown_seconds, "router", minimum=0
         ),
     )
 
@@ -291,7 +424,32 @@ def _model(raw: Any, where: str, env: Mapping[str, str]) -> ModelEntry:
         allow_extra_body=_flag(raw, "allow_extra_body", defaults.allow_extra_body, where),
         platform=platform,
         allow_selectors=_selectors(raw, route.client_type, where),
+        deployment=_text(raw, "deployment", where) or "",
+        weight=float(_number(raw, "weight", defaults.weight, where)),
+        rpm=_optional_count(raw, "rpm", where),
+        tpm=_optional_count(raw, "tpm", where),
+        fallbacks=_fallbacks(raw, where),
+        first_event_timeout_seconds=(
+            None
+            if raw.get("first_event_timeout_seconds") is None
+            else float(_number(raw, "first_event_timeout_seconds", 0, where))
+        ),
     )
+
+
+def _optional_count(raw: Mapping[str, Any], key: str, where: str) -> int | None:
+    if raw.get(key) is None:
+        return None
+    return int(_number(raw, key, 0, where, integer=True))
+
+
+def _fallbacks(raw: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    value = raw.get("fallbacks", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ServerConfigError(
+            f'{where}.fallbacks must be a list of served model ids, e.g. ["claude-backup"]'
+        )
+    return tuple(dict.fromkeys(value))
 
 
 def _selectors(raw: Mapping[str, Any], client_type: str, where: str) -> frozenset[str]:

@@ -147,6 +147,33 @@ class ServerMetrics:
             ("model", "currency"),
         )
 
+        self.switches = Counter(
+            "modelstream_server_deployment_switches_total",
+            "Turns moved to another deployment before their first event, by served model, the "
+            "deployment that failed, the one tried next and why.",
+            ("model", "from", "to", "reason"),
+        )
+        self.cooldowns = Counter(
+            "modelstream_server_deployment_cooldowns_total",
+            "Times a deployment was set aside after failing (docs/routing.md#cooldowns).",
+            ("deployment",),
+        )
+        self.deployment_turns = Counter(
+            "modelstream_server_deployment_turns_total",
+            "Turns by the deployment that answered them (or that the turn ended on).",
+            ("deployment",),
+        )
+        self.deployment_tokens = Counter(
+            "modelstream_server_deployment_tokens_total",
+            "Tokens by deployment and direction (in = cached + prompt, out = thoughts + response).",
+            ("deployment", "direction"),
+        )
+        self.deployment_cost = Counter(
+            "modelstream_server_deployment_cost_total",
+            "What the turns of each deployment cost at the catalogue's list prices.",
+            ("deployment", "currency"),
+        )
+
     def render(self) -> str:
         lines: list[str] = []
         metrics: list[Counter | Histogram] = [
@@ -157,6 +184,11 @@ class ServerMetrics:
             self.events,
             self.tokens,
             self.cost,
+            self.switches,
+            self.cooldowns,
+            self.deployment_turns,
+            self.deployment_tokens,
+            self.deployment_cost,
         ]
         for metric in metrics:
             lines.append(f"# HELP {metric.name} {metric.help}")

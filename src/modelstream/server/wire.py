@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -27,6 +28,8 @@ DONE = b"data: [DONE]\n\n"
 KEEPALIVE = b": keep-alive\n\n"
 EVENT_STREAM = "text/event-stream; charset=utf-8"
 RESPONSE_ID_HEADER = "x-response-id"
+# the deployment that answered a gateway turn (its name in the config; never its key)
+DEPLOYMENT_HEADER = "x-modelstream-deployment"
 _RESPONSE_ID = re.compile(r"resp_[0-9a-f]{32}")
 _STREAM_FIELDS = frozenset({"model", "messages", "config"})  # SPEC §7
 _SEQ = re.compile(r"[0-9]{1,18}")
@@ -61,6 +64,13 @@ class StreamRequest:
     # what a reader needs to write the stream again, stored beside its owner (a gateway stream:
     # the caller's wire and its writer's context, server/routes/gateway.py); "" for none
     meta: str = ""
+    # the config for an upstream that speaks the named protocol, when it differs by protocol (a
+    # gateway request's native fields go only to its own protocol); None: `config` for all. A
+    # fallback whose protocol cannot take the request raises a `Refusal` and is passed over
+    config_for: Callable[[str], Config] | None = field(default=None, compare=False, repr=False)
+
+    def config_of(self, protocol: str) -> Config:
+        return self.config if self.config_for is None else self.config_for(protocol)
 
 
 def parse_stream_request(body: bytes) -> StreamRequest:

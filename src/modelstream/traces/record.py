@@ -108,6 +108,7 @@ class TurnRecorder:
         self._started_ms = time.time() * 1000 if started_at_ms is None else started_at_ms
         self._timeline: list[ItemTiming] = []
         self._open = False
+        self._notes: list[dict[str, Any]] = []
 
     def observe(self, event: Event) -> None:
         """Note the item an event carries: the first delta of a group starts it, `.done` ends it."""
@@ -124,6 +125,11 @@ class TurnRecorder:
                     self._timeline.append({"type": kind, "start_ms": at, "end_ms": None})
                 self._timeline[-1]["end_ms"] = at
                 self._open = False
+
+    def note(self, diagnostic: dict[str, Any]) -> None:
+        """One more diagnostic for the turn, from outside its stream (a server's switch of
+        deployment), listed after the stream's own."""
+        self._notes.append(diagnostic)
 
     def finish(self, result: FinalResponse | PartialResponse) -> TraceTurn:
         """The turn, from the stream's result."""
@@ -157,7 +163,7 @@ class TurnRecorder:
             timings=dict(metadata.timings),
             item_timings=[ItemTiming(**timing) for timing in self._timeline],
             created_at=int(self._started_ms),
-            diagnostics=list(metadata.diagnostics),
+            diagnostics=[*metadata.diagnostics, *self._notes],
             cost=_cost_json(result),
         )
         if not self._secrets and self._redact is None:

@@ -5,17 +5,19 @@ every HTTP response, the first or a resumed one, is a reader of that store.
                          │                                  │
                          └─► sse(rid, 0) ◄── store.read ◄───┴───► sse(rid, n) ◄── GET /v1/streams/…
 
-    stream_relay.py  `StreamRelay`: starts a stream (slot, pool, store entry, producer)
-    pool.py          the upstream clients, `POOL_SIZE` connections each
+    stream_relay.py  `StreamRelay`: starts a stream (plan, slot, first attempt, store entry,
+                     producer)
+    attempts.py      a turn's deployments tried in turn until one gives its first event
+    pool.py          the upstream clients, `POOL_SIZE` connections each, per deployment
     producer.py      a stream's upstream call into the store, supervised (grace, stop)
     outbox.py        the producer's events handed to the store in batches
     writer.py        a reader's SSE output
     priority.py      a starting stream's first event before other streams' bulk
-    observers.py     what is counted of each stream: the metrics, the cost
+    observers.py     what is counted of each stream: the metrics, the cost, the deployments
     error_lines.py   the error lines the relay writes itself
 """
 
-from .observers import CostCounter, RelayObserver, StreamMetrics
+from .observers import CostCounter, DeploymentMetrics, RelayObserver, StreamMetrics
 from .outbox import MAX_PENDING
 from .pool import POOL_SIZE
 from .priority import BurstClock
@@ -26,6 +28,7 @@ __all__ = [
     "POOL_SIZE",
     "BurstClock",
     "CostCounter",
+    "DeploymentMetrics",
     "RelayObserver",
     "StreamMetrics",
     "StreamRelay",

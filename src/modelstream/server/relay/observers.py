@@ -6,10 +6,14 @@ and its cost total (`CostCounter`) are two observers."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ...results import FinalResponse, PartialResponse
 from ...types import Usage
 from ..metrics import ServerMetrics
+
+if TYPE_CHECKING:
+    from .attempts import Attempts, Switch
 
 
 class RelayObserver:
@@ -33,6 +37,19 @@ class RelayObserver:
 
     def stream_ended(self, model: str, outcome: str, seconds: float) -> None:
         """A stream ended (`outcome`: stop, error or cancelled), `seconds` after its request."""
+
+    def switched(self, model: str, switch: Switch) -> None:
+        """A stream's attempt failed before its first event and the next deployment is tried."""
+
+    def answered(
+        self,
+        model: str,
+        attempts: Attempts,
+        usage: Usage | None,
+        result: FinalResponse | PartialResponse | None,
+    ) -> None:
+        """A stream's attempts are over: `attempts.entry` is the deployment it ended on, with
+        its stop event's `usage` (None without one) and its turn's `result`."""
 
 
 class Observers(RelayObserver):
@@ -64,6 +81,20 @@ class Observers(RelayObserver):
     def stream_ended(self, model: str, outcome: str, seconds: float) -> None:
         for observer in self._observers:
             observer.stream_ended(model, outcome, seconds)
+
+    def switched(self, model: str, switch: Switch) -> None:
+        for observer in self._observers:
+            observer.switched(model, switch)
+
+    def answered(
+        self,
+        model: str,
+        attempts: Attempts,
+        usage: Usage | None,
+        result: FinalResponse | PartialResponse | None,
+    ) -> None:
+        for observer in self._observers:
+            observer.answered(model, attempts, usage, result)
 
 
 class StreamMetrics(RelayObserver):
@@ -108,3 +139,37 @@ class CostCounter(RelayObserver):
         total = cost.total if cost is not None else None
         if cost is not None and total is not None:
             self.metrics.cost.inc(model, cost.currency, amount=float(total))
+
+
+class DeploymentMetrics(RelayObserver):
+    """Per deployment in the server's /metrics: the turns it ended, their tokens and cost, the
+    switches away from it and its cooldowns."""
+
+    def __init__(self, metrics: ServerMetrics) -> None:
+        self.metrics = metrics
+
+    def switched(self, model: str, switch: Switch) -> None:
+        self.metrics.switches.inc(model, switch.failed, switch.to, switch.reason)
+        if switch.cooled:
+            self.metrics.cooldowns.inc(switch.failed)
+
+    def answered(
+        self,
+        model: str,
+        attempts: Attempts,
+        usage: Usage | None,
+        result: FinalResponse | PartialResponse | None,
+    ) -> None:
+        entry = attempts.entry
+        if entry is None:
+            return
+        self.metrics.deployment_turns.inc(entry.deployment)
+        if usage:
+            tokens_in = (usage.get("cached_tokens") or 0) + (usage.get("prompt_tokens") or 0)
+            out = (usage.get("thoughts_tokens") or 0) + (usage.get("response_tokens") or 0)
+            self.metrics.deployment_tokens.inc(entry.deployment, "in", amount=tokens_in)
+            self.metrics.deployment_tokens.inc(entry.deployment, "out", amount=out)
+        cost = result.cost if result is not None else None
+        total = cost.total if cost is not None else None
+        if cost is not None and total is not None:
+            self.metrics.deployment_cost.inc(entry.deployment, cost.currency, amount=float(total))

@@ -1,5 +1,5 @@
-"""The upstream side of the relay: per served model, clients of `POOL_SIZE` connections each,
-one more whenever every one of them is full.
+"""The upstream side of the relay: per deployment of a served model, clients of `POOL_SIZE`
+connections each, one more whenever every one of them is full.
 
 httpcore walks every connection of a pool each time a request starts or ends (and polls each
 idle socket), so one pool of 1,000 connections costs O(streams) per stream: pools of
@@ -40,7 +40,7 @@ class UpstreamPool:
     """The upstream clients of the served models (module docstring)."""
 
     def __init__(self) -> None:
-        self.shards: dict[str, list[Shard]] = {}  # per served model
+        self.shards: dict[str, list[Shard]] = {}  # per deployment
         self._clients: list[AsyncClient] = []
         self._pools: list[httpx.AsyncClient] = []  # the clients' connection pools
 
@@ -60,6 +60,10 @@ class UpstreamPool:
         shard.streams += 1
         return shard
 
+    def busy(self, entry: ModelEntry) -> int:
+        """The streams the deployment runs now, in this process."""
+        return sum(shard.streams for shard in self.shards.get(entry.deployment, ()))
+
     async def aclose(self) -> None:
         """Close every client and its connections."""
         for client in self._clients:
@@ -71,9 +75,9 @@ class UpstreamPool:
         self.shards.clear()
 
     def _shards_of(self, entry: ModelEntry) -> list[Shard]:
-        shards = self.shards.get(entry.server_model_id)
+        shards = self.shards.get(entry.deployment)
         if shards is None:
-            shards = self.shards[entry.server_model_id] = [self._new_shard(entry)]
+            shards = self.shards[entry.deployment] = [self._new_shard(entry)]
         return shards
 
     def _new_shard(self, entry: ModelEntry) -> Shard:

@@ -15,16 +15,16 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from ...client import AsyncEventStream
 from ...client.routing import resolve_route
-from ...errors import StreamError
+from ...errors import StreamError, StreamTimeoutError
 from ...jsonwire import dumps, error_object
 from ...traces.record import TurnRecorder, record_turn
 from ...traces.sinks import close_sinks, resolve_sinks
-from ...types import Usage
+from ...types import Event, Usage
 from ..config import ModelEntry, ServerSettings
 from ..errors import StreamCancelledError, abandoned, shutting_down
 from ..limits import StreamSlots
@@ -32,6 +32,7 @@ from ..logs import stream_ref
 from ..masking import KeyMask
 from ..stores import StoreError, StoreLimitError, StoreUnavailableError, StreamStore
 from ..wire import StreamRequest
+from .attempts import Attempts
 from .error_lines import INTERNAL, store_lost
 from .observers import RelayObserver
 from .outbox import Outbox
@@ -49,6 +50,7 @@ class Progress:
     usage: Usage | None = None
     error_type: str | None = None  # of the terminal entry
     started: bool = False  # counted out of `StartPriority.starting`
+    stream: AsyncEventStream | None = None  # the upstream call on now (the last one, at the end)
 
     def outcome(self, terminal: bytes | None) -> str:
         """The /metrics outcome: stop, error or cancelled."""
@@ -75,6 +77,7 @@ class Producer:
         self.observer = observer
         self._tasks: set[asyncio.Task[None]] = set()
         self._pumps: dict[str, asyncio.Task[bytes | None]] = {}  # upstream calls, for stop()
+        self._attempts: dict[str, Attempts] = {}  # each running stream's, by response id
         self._trace_sinks = resolve_sinks(settings.traces, os.environ, limits=settings.trace_limits)
         grace = settings.resume_grace_seconds
         self._poll = min(1.0, max(0.02, grace / 4))  # how often a producer looks for readers
@@ -85,19 +88,28 @@ class Producer:
         entry: ModelEntry,
         request: StreamRequest,
         stream: AsyncEventStream,
-        redact: Callable[[str], str],
+        attempts: Attempts,
     ) -> asyncio.Task[None]:
         """The producer task of a stream whose slot is taken and whose store entry is made; it
-        releases the caller's slot when the upstream call is over."""
+        releases the caller's slot when the upstream call is over. `stream` is the first of
+        `attempts`; `entry` the served model's deployment the request was checked against."""
         self.observer.stream_started(entry.server_model_id)
         self.priority.stream_starting()
-        recorder = self._recorder(entry, request, response_id, redact)
+        recorder = self._recorder(entry, request, response_id, attempts.redact)
+        self._attempts[response_id] = attempts
         task = asyncio.create_task(
-            self._produce(response_id, entry, stream, request.caller, time.monotonic(), recorder)
+            self._produce(
+                response_id, entry, stream, attempts, request.caller, time.monotonic(), recorder
+            )
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    def deployment_of(self, response_id: str) -> ModelEntry | None:
+        """The deployment a running stream is on now (`StreamRelay.deployment_of`)."""
+        attempts = self._attempts.get(response_id)
+        return None if attempts is None else attempts.entry
 
     def stop(self, response_id: str) -> bool:
         """Cancel a running stream's upstream call now (a person pressed Stop); the stream ends
@@ -151,13 +163,14 @@ class Producer:
         response_id: str,
         entry: ModelEntry,
         stream: AsyncEventStream,
+        attempts: Attempts,
         caller: str | None,
         started: float,
         recorder: TurnRecorder | None = None,
     ) -> None:
-        progress = Progress()
+        progress = Progress(stream=stream)
         pump = asyncio.create_task(
-            self._pump(response_id, entry, stream, progress, started, recorder)
+            self._pump(response_id, entry, attempts, progress, started, recorder)
         )
         self._pumps[response_id] = pump
         terminal: bytes | None = None
@@ -175,11 +188,20 @@ class Producer:
             if progress.first_event_at is None:
                 self._started(progress)
             self._account(response_id, entry, progress, terminal, started)
-            if recorder is not None and stream.result is not None:
-                record_turn(recorder, stream.result, self._trace_sinks)
+            result = progress.stream.result if progress.stream is not None else None
+            self.observer.answered(entry.server_model_id, attempts, progress.usage, result)
+            if recorder is not None and result is not None:
+                for note in _deployment_notes(attempts):
+                    recorder.note(note)
+                record_turn(recorder, result, self._trace_sinks)
             with contextlib.suppress(StoreError):
                 await self.store.finish(response_id, terminal)
                 await self.store.expire(response_id, self.settings.retain_seconds)
+            # the gateway reads the deployment that answered once the first entries are in,
+            # which may be after a short turn's end
+            loop = asyncio.get_running_loop()
+            loop.call_later(_KEEP_ATTEMPTS_SECONDS, self._attempts.pop, response_id, None)
+            await self._count_tokens(attempts, progress.usage)
 
     def _started(self, progress: Progress) -> None:
         """The stream's first event is stored, or it ended without one: it starts no more."""
@@ -237,11 +259,21 @@ class Producer:
                     return pump.result()
                 return _cancelled(abandoned(grace), progress)
 
+    async def _count_tokens(self, attempts: Attempts, usage: Usage | None) -> None:
+        """The answering deployment's tokens, against its tpm."""
+        if attempts.entry is None or attempts.entry.tpm is None or not usage:
+            return
+        tokens = sum(usage.get(part) or 0 for part in _TOKEN_PARTS)  # type: ignore[misc]
+        try:
+            await attempts.router.used(attempts.entry, tokens)
+        except Exception as exc:  # the router's store is advice: a turn never fails on it
+            log.warning("counting a deployment's tokens failed: %s", type(exc).__name__)
+
     async def _pump(
         self,
         response_id: str,
         entry: ModelEntry,
-        stream: AsyncEventStream,
+        attempts: Attempts,
         progress: Progress,
         started: float,
         recorder: TurnRecorder | None = None,
@@ -250,35 +282,50 @@ class Producer:
 
         The events the upstream delivered together (one read may complete several) go to the
         store as one `append_many` by the stream's `Outbox`, so its readers wake, and write to
-        their HTTP responses, once per batch; each event is serialized once, here."""
+        their HTTP responses, once per batch; each event is serialized once, here. An attempt
+        that fails before its first event moves the turn to the next deployment
+        (`Attempts.after`); after it, the error ends the stream."""
         model = entry.server_model_id
-        mask = KeyMask(entry.api_key)  # the upstream key never reaches the store (masking.py)
         observer = self.observer
         priority = self.priority
         outbox = Outbox(self.store, response_id, observer, model)
+        stream = progress.stream
+        assert stream is not None
+        # the upstream key never reaches the store (masking.py)
+        mask = KeyMask(attempts.entry.api_key if attempts.entry else entry.api_key)
         try:
-            try:
-                async with stream:  # leaving it (cancellation included) closes the upstream
-                    burst = BurstClock()
-                    async for event in stream:
-                        if recorder is not None:
-                            recorder.observe(event)
-                        outbox.put(mask(dumps(event)))
-                        if progress.first_event_at is None:
-                            self._started(progress)
-                            progress.first_event_at = time.monotonic()
-                            observer.first_event(model, progress.first_event_at - started)
-                        if event["event_type"] == "stop":
-                            progress.usage = event["usage_metadata"]
-                            observer.usage(model, progress.usage)
-                        if outbox.full:
-                            await outbox.drained()
-                        elif priority.must_yield(burst):
-                            # another stream is waiting for its first event: let it go first
-                            await priority.yield_to_starts()
-            except StreamError:
-                await outbox.close()  # the events before the error are stored before it
-                raise
+            while True:
+                try:
+                    async with stream:  # leaving it (cancellation included) closes the upstream
+                        burst = BurstClock()
+                        async for event in _events(stream, attempts.entry):
+                            if recorder is not None:
+                                recorder.observe(event)
+                            outbox.put(mask(dumps(event)))
+                            if progress.first_event_at is None:
+                                self._started(progress)
+                                progress.first_event_at = time.monotonic()
+                                observer.first_event(model, progress.first_event_at - started)
+                            if event["event_type"] == "stop":
+                                progress.usage = event["usage_metadata"]
+                                observer.usage(model, progress.usage)
+                            if outbox.full:
+                                await outbox.drained()
+                            elif priority.must_yield(burst):
+                                # another stream is waiting for its first event: let it go first
+                                await priority.yield_to_starts()
+                except StreamError as exc:
+                    following = None
+                    if progress.first_event_at is None:  # nothing relayed: it may move on
+                        following = await attempts.after(exc)
+                    if following is None:
+                        await outbox.close()  # the events before the error are stored before it
+                        raise
+                    observer.switched(model, attempts.switches[-1])
+                    stream = progress.stream = following
+                    mask = KeyMask(attempts.entry.api_key if attempts.entry else None)
+                    continue
+                break
             await outbox.close()
             observer.turn_finished(model, stream.result)
         except (StreamError, StoreLimitError) as exc:
@@ -298,6 +345,43 @@ class Producer:
             outbox.cancel()  # cancelled mid-stream: nothing may be appended after the end
             progress.seq = outbox.stored
         return None
+
+
+_KEEP_ATTEMPTS_SECONDS = 10.0
+_TOKEN_PARTS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens")
+
+
+async def _first_within(stream: AsyncEventStream, seconds: float) -> AsyncIterator[Event]:
+    """`stream`'s events; a `StreamTimeoutError` when `seconds` pass before the first one (the
+    turn may then move on to its next deployment)."""
+    iterator = aiter(stream)
+    try:
+        async with asyncio.timeout(seconds):
+            first = await anext(iterator)
+    except StopAsyncIteration:
+        return
+    except TimeoutError:
+        raise StreamTimeoutError("first_event", seconds, "the first event") from None
+    yield first
+    async for event in iterator:
+        yield event
+
+
+def _events(stream: AsyncEventStream, entry: ModelEntry | None) -> AsyncIterator[Event]:
+    """The attempt's events, under its deployment's `first_event_timeout_seconds` if it has one
+    (without one, the stream itself: no wrapper per event)."""
+    seconds = entry.first_event_timeout_seconds if entry is not None else None
+    return stream if seconds is None else _first_within(stream, seconds)
+
+
+def _deployment_notes(attempts: Attempts) -> list[dict[str, object]]:
+    """The trace's notes of a turn's deployments: each switch, then the one that answered
+    (when there was a switch, or the served model has several deployments)."""
+    notes: list[dict[str, object]] = [switch.as_json() for switch in attempts.switches]
+    entry = attempts.entry
+    if entry is not None and (attempts.switches or entry.deployment != entry.server_model_id):
+        notes.append({"kind": "deployment", "name": entry.deployment})
+    return notes
 
 
 def _cancelled(error: StreamCancelledError, progress: Progress) -> bytes:

@@ -11,9 +11,11 @@ from collections.abc import AsyncGenerator, Iterator, Sequence
 from ...web.refusals import Refusal
 from ..config import ModelEntry, ServerSettings
 from ..errors import store_unavailable
-from ..limits import StreamSlots, off_loop, per_key_limit
+from ..limits import StreamSlots, per_key_limit
+from ..routing import Router, RouterState, shared_state
 from ..stores import StoreError, StoreFullError, StreamStore
 from ..wire import StreamRequest, is_response_id, new_response_id
+from .attempts import Attempts
 from .observers import Observers, RelayObserver
 from .pool import UpstreamPool
 from .priority import StartPriority
@@ -34,6 +36,7 @@ class StreamRelay:
         settings: ServerSettings,
         store: StreamStore,
         observers: Sequence[RelayObserver] = (),
+        router_state: RouterState | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -41,7 +44,9 @@ class StreamRelay:
         self.slots = StreamSlots(settings.limits.max_concurrent_streams, per_key)
         self.priority = StartPriority()
         self.pool = UpstreamPool()
-        self._shards = self.pool.shards  # the same dict: per served model, its pools
+        self._shards = self.pool.shards  # the same dict: per deployment, its pools
+        state = router_state or shared_state(settings.router, store)
+        self.router = Router(settings.served, state)
         self.producer = Producer(settings, store, self.slots, self.priority, Observers(observers))
         self.writer = SSEWriter(settings, store, self.priority)
 
@@ -55,6 +60,7 @@ class StreamRelay:
         """Cancel running streams (each ends with a cancelled entry), then close the clients."""
         await self.producer.cancel_all()
         await self.pool.aclose()
+        await self.router.state.aclose()
         self.producer.close_traces()
 
     @property
@@ -70,25 +76,27 @@ class StreamRelay:
             yield
 
     async def start(self, entry: ModelEntry, request: StreamRequest, body_size: int = 0) -> str:
-        """Take a slot for the caller (or a 429 `Refusal`), plan the upstream call (raising the
-        library's errors for bad messages or config; in a worker thread when the request came
-        in a large body of `body_size` bytes: `limits.off_loop`), register the stream for its
-        caller's key hash and start its producer."""
+        """Plan the turn's deployments (a 429 `Refusal` when all are at their limits), take a
+        slot for the caller (or a 429), plan the first upstream call (raising the library's
+        errors for bad messages or config; in a worker thread when the request came in a large
+        body of `body_size` bytes: `limits.off_loop`), register the stream for its caller's key
+        hash and start its producer. `entry`: the deployment the route checked the request
+        against."""
         caller = request.caller
+        plan = await self.router.plan(request.model, self.pool.busy)
         self.slots.acquire(caller)
-        # counted in its pool before the awaits: the starts that run meanwhile see this pool's
-        # stream, so none is handed a pool with no free connection (it would wait in the pool
-        # for another stream to end)
-        shard = self.pool.take(entry)
+        attempts = Attempts(
+            self.router, self.pool, request, list(plan.candidates), body_size, checked=entry
+        )
         response_id = new_response_id()
         try:
-            stream = await off_loop(
-                body_size, shard.client.stream, request.messages, request.config
-            )
+            # counted in its pool before any await: the starts that run meanwhile see this
+            # pool's stream, so none is handed a pool with no free connection
+            stream = await attempts.first()
             await self.store.create(response_id, _owner_record(caller or "", request.meta))
         except BaseException as exc:
             self.slots.release(caller)
-            shard.release()
+            attempts.release()
             if isinstance(exc, StoreFullError):
                 raise Refusal(
                     503,
@@ -100,9 +108,14 @@ class StreamRelay:
             if isinstance(exc, StoreError):
                 raise store_unavailable() from None
             raise
-        task = self.producer.start(response_id, entry, request, stream, shard.client.redact)
-        task.add_done_callback(shard.release)
+        task = self.producer.start(response_id, entry, request, stream, attempts)
+        task.add_done_callback(attempts.release)
         return response_id
+
+    def deployment_of(self, response_id: str) -> ModelEntry | None:
+        """The deployment a running stream of this process is on (the one that answered, once
+        its first event is stored); None for a stream not produced here."""
+        return self.producer.deployment_of(response_id)
 
     def stop(self, response_id: str) -> bool:
         """Cancel a running stream's upstream call now (`Producer.stop`)."""

@@ -18,6 +18,7 @@ ends the stream in the wire's own in-stream form (`StreamWriter.fail`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -302,7 +303,15 @@ class Gateway:
             meta = self._meta(name, inbound, upstream, created, messages)
             try:
                 await off_loop(size, check_upstream_request, entry, messages, config)
-                call = wire.StreamRequest(inbound.model, messages, config, caller, meta)
+                call = wire.StreamRequest(
+                    inbound.model,
+                    messages,
+                    config,
+                    caller,
+                    meta,
+                    # a fallback of another protocol gets the config that protocol can take
+                    config_for=lambda protocol: self._config(name, inbound, protocol),
+                )
                 response_id = await self.relay.start(entry, call, size)
             except ModelstreamError as exc:
                 raise bad_input(exc) from None
@@ -334,6 +343,10 @@ class Gateway:
             error = _error_of(first[0][1]) if first else _never_finished()
             return wire_error(wire_, error)
         headers = {wire.RESPONSE_ID_HEADER: response_id}
+        answered = self.relay.deployment_of(response_id)
+        if answered is not None:  # the turn's first event came from it: its protocol writes
+            headers[wire.DEPLOYMENT_HEADER] = answered.deployment
+            ctx = dataclasses.replace(ctx, upstream=upstream_protocol(answered))
         if not inbound.stream or wire_.writer is None:
             return await self._final(wire_, ctx, reader, first, headers)
         content_type = inbound.content_type or wire_.content_type
