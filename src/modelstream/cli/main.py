@@ -57,6 +57,10 @@ COMMANDS = {
         "serve configured models over HTTP as resumable streams", "modelstream.serving.command"
     ),
     "traces": Command("browse recorded traces", "modelstream.traces.command"),
+    "keys": Command(
+        "issue and manage virtual keys: models, rate limits, budgets",
+        "modelstream.server.keys.command",
+    ),
     "models": Command(
         "list the model catalogue: protocols, context window, list prices",
         "modelstream.cli.models",
