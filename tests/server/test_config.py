@@ -221,3 +221,27 @@ def test_a_wrong_platform_is_refused_with_where_and_what(platform: object, expec
 
     assert message.startswith("models[0] ('m'): ")
     assert expected in message
+
+
+def test_virtual_keys_are_off_until_their_table_is_there() -> None:
+    assert settings_from_mapping(model_table(), ENV).virtual_keys is None
+
+    settings = settings_from_mapping(
+        {**model_table(), "virtual_keys": {"unknown_cost": "0.002", "hold_seconds": 120}}, ENV
+    )
+
+    assert settings.virtual_keys is not None
+    assert str(settings.virtual_keys.unknown_cost_rate) == "0.002"
+    assert settings.virtual_keys.hold_seconds == 120
+    assert not settings.open  # no static keys, but a caller needs a virtual one
+
+
+def test_virtual_keys_settings_are_checked() -> None:
+    def refused(table: object) -> str:
+        return refusal({**model_table(), "virtual_keys": table})
+
+    assert "unknown_cost must be" in refused({"unknown_cost": 0.002})
+    assert "unknown_cost must be" in refused({"unknown_cost": "-1"})
+    assert "hold_seconds must be at least 60" in refused({"hold_seconds": 5})
+    assert "'admin_key'" in refused({"admin_key": ["$CLIENT_KEY"]})
+    assert "must name an environment variable" in refused({"admin_keys": ["literal-key"]})

@@ -6,6 +6,7 @@
     GET  /v1/models                    served model ids, OpenAI list shape
     GET  /healthz                      health (503 while the store is unavailable), no key needed
     GET  /metrics                      Prometheus text, no key needed
+    /v1/admin/keys, /v1/admin/spend    virtual keys (docs/keys.md), with [virtual_keys] only
     ...                                the gateway's wires (docs/gateway.md)
 
 The app serves nothing else; what `modelstream serve` adds (the playground at /playground) is
@@ -27,10 +28,13 @@ from starlette.routing import BaseRoute
 from ..web.hosts import HostPolicy, host_checked
 from ..web.keys import BearerKeys
 from ..web.refusals import Refusal, not_found
-from .config import ServerSettings
+from .callers import Callers
+from .config import ServerSettings, VirtualKeySettings
+from .keys import KeyStore, SQLiteKeyStore
 from .logs import hide_response_ids
 from .metrics import ServerMetrics
-from .relay import CostCounter, DeploymentMetrics, StreamMetrics, StreamRelay
+from .relay import CostCounter, DeploymentMetrics, KeyLedger, StreamMetrics, StreamRelay
+from .routes.admin import admin_routes
 from .routes.gateway import Gateway
 from .routes.health import health_routes
 from .routes.metrics import metrics_routes
@@ -48,12 +52,14 @@ def create_app(
     *,
     store: StreamStore | None = None,
     router_state: RouterState | None = None,
+    key_store: KeyStore | None = None,
     bound_host: str | None = None,
     routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
     """The server as an ASGI app; `store` defaults to a `MemoryStore` sized by the limits,
     `router_state` (cooldowns, per-minute counts) to the store's Redis, if it has one, else to
-    this process's memory.
+    this process's memory. `key_store`: the virtual keys' store, with `[virtual_keys]` (None:
+    the store's Redis, if it has one, else the configured SQLite file).
     `bound_host`: the address it listens on, for the `Host` check (None: a loopback one).
     `routes`: more routes, after the server's own (a `Mount` of another app)."""
     if store is None:
@@ -63,8 +69,15 @@ def create_app(
         )
     metrics = ServerMetrics()
     observers = [StreamMetrics(metrics), CostCounter(metrics), DeploymentMetrics(metrics)]
-    relay = StreamRelay(settings, store, observers, router_state)
-    state = ServerState(settings, store, relay, metrics, BearerKeys(settings.keys))
+    virtual = settings.virtual_keys
+    ledger = None
+    if virtual is not None:
+        key_store = key_store or _key_store(virtual, store)
+        ledger = KeyLedger(key_store, virtual, metrics)
+    relay = StreamRelay(settings, store, observers, router_state, ledger)
+    state = ServerState(
+        settings, store, relay, metrics, Callers(BearerKeys(settings.keys), key_store)
+    )
     gateway = Gateway(state)
     own = [
         *stream_routes(state),
@@ -72,6 +85,14 @@ def create_app(
         *health_routes(state),
         *metrics_routes(state),
     ]
+    if virtual is not None and key_store is not None:
+        limits = settings.limits
+        own += admin_routes(
+            key_store,
+            BearerKeys(virtual.admin_keys),
+            max_body_bytes=limits.max_body_bytes,
+            body_timeout_seconds=limits.body_timeout_seconds,
+        )
     app = Starlette(
         routes=[*own, *gateway.routes(taken=frozenset(r.path for r in own)), *routes],
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
@@ -84,6 +105,20 @@ def create_app(
     app.state.metrics = metrics
     app.state.store = store
     return app
+
+
+def _key_store(settings: VirtualKeySettings, store: StreamStore) -> KeyStore:
+    """The virtual keys beside the streams: in the store's Redis when it has one (every process
+    behind it shares them), else in the SQLite file."""
+    try:
+        from .keys.redis import RedisKeyStore
+        from .stores.redis import RedisStore
+    except ImportError:  # no redis package: no RedisStore either
+        return SQLiteKeyStore(settings.path)
+    if isinstance(store, RedisStore):
+        prefix = settings.redis_prefix or f"{store.prefix}keys:"
+        return RedisKeyStore(store.client, prefix=prefix)
+    return SQLiteKeyStore(settings.path)
 
 
 def _lifespan(state: ServerState) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:

@@ -16,6 +16,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
 _TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seconds"}
 _TOP_KEYS |= {"retain_seconds", "traces", "trace_limits", "fidelity_key"}
-_TOP_KEYS |= {"allowed_hosts", "playground_session_seconds", "router"}
+_TOP_KEYS |= {"allowed_hosts", "playground_session_seconds", "router", "virtual_keys"}
 _MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
 _MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body", "platform"}
 _MODEL_KEYS |= {"allow_selectors", "deployment", "weight", "rpm", "tpm", "fallbacks"}
@@ -93,6 +94,22 @@ class ServedModel:
 
 
 @dataclass(frozen=True)
+class VirtualKeySettings:
+    """Virtual keys (`[virtual_keys]`, docs/keys.md): where they are, who may manage them over
+    HTTP, and what a turn whose cost is unknown is charged."""
+
+    # the SQLite file of the keys; None: `keys.default_path()`. A server on Redis (--redis)
+    # keeps them in that Redis instead, under `redis_prefix`
+    path: str | None = None
+    redis_prefix: str | None = None  # None: the stream store's prefix + "keys:"
+    admin_keys: tuple[Secret, ...] = field(default=(), repr=False)  # for /v1/admin/*
+    # a turn of unknown cost: None refuses it; else this many units of money per 1,000 tokens
+    unknown_cost_rate: Decimal | None = None
+    hold_seconds: float = 600.0  # how long an unsettled turn holds its estimate
+    default_max_tokens: int = 4096  # the output a turn without max_tokens is estimated at
+
+
+@dataclass(frozen=True)
 class Limits:
     """Caps that keep one server's memory, connections and upstream spend bounded, and one
     caller from taking all of them (docs/server.md#limits-and-exposure)."""
@@ -135,6 +152,7 @@ class ServerSettings:
     allowed_hosts: tuple[str, ...] = ()
     playground_session_seconds: float = 12 * 3600.0  # a playground sign-in lasts this long
     router: RouterSettings = RouterSettings()
+    virtual_keys: VirtualKeySettings | None = None  # None: no virtual keys, the `keys` only
 
     def __post_init__(self) -> None:
         if any(not entry.deployment for entry in self.models):  # made in code, not loaded
@@ -142,8 +160,8 @@ class ServerSettings:
 
     @property
     def open(self) -> bool:
-        """No bearer keys: anyone who reaches the server may use it."""
-        return not self.keys
+        """No bearer keys and no virtual keys: anyone who reaches the server may use it."""
+        return not self.keys and self.virtual_keys is None
 
     def model(self, server_model_id: str) -> ModelEntry | None:
         """The served model's first deployment: what a request is checked against."""
@@ -258,6 +276,7 @@ def settings_from_mapping(data: Mapping[str, Any], env: Mapping[str, str]) -> Se
             data, "playground_session_seconds", base.playground_session_seconds, "the config"
         ),
         router=_router(data),
+        virtual_keys=_virtual_keys(data, env),
     )
 
 
@@ -322,6 +341,50 @@ def _router(data: Mapping[str, Any]) -> RouterSettings:
             raw, "cooldown_seconds", defaults.cooldown_seconds, "router", minimum=0
         ),
     )
+
+
+def _virtual_keys(data: Mapping[str, Any], env: Mapping[str, str]) -> VirtualKeySettings | None:
+    """`[virtual_keys]`: path, redis_prefix, admin_keys, unknown_cost, hold_seconds,
+    default_max_tokens. Its presence turns virtual keys on."""
+    raw = data.get("virtual_keys")
+    if raw is None:
+        return None
+    where = "virtual_keys"
+    if not isinstance(raw, dict):
+        raise ServerConfigError("'virtual_keys' must be a table ([virtual_keys])")
+    known = {"path", "redis_prefix", "admin_keys", "unknown_cost", "hold_seconds"}
+    _no_unknown(raw, known | {"default_max_tokens"}, where)
+    admin_raw = raw.get("admin_keys", [])
+    if not isinstance(admin_raw, list):
+        raise ServerConfigError(f'{where}.admin_keys must be a list of "$VARIABLE" names')
+    admins = [_secret(v, f"{where}.admin_keys[{i}]", env)[1] for i, v in enumerate(admin_raw)]
+    defaults = VirtualKeySettings()
+    return VirtualKeySettings(
+        path=_text(raw, "path", where),
+        redis_prefix=_text(raw, "redis_prefix", where),
+        admin_keys=tuple(admins),
+        unknown_cost_rate=_unknown_cost(raw.get("unknown_cost", "refuse"), where),
+        hold_seconds=_number(raw, "hold_seconds", defaults.hold_seconds, where, minimum=60),
+        default_max_tokens=int(
+            _number(raw, "default_max_tokens", defaults.default_max_tokens, where, integer=True)
+        ),
+    )
+
+
+def _unknown_cost(value: Any, where: str) -> Decimal | None:
+    """ "refuse", or a fallback rate per 1,000 tokens written as a string ("0.002")."""
+    if value == "refuse":
+        return None
+    try:
+        rate = Decimal(value) if isinstance(value, str) else None
+    except InvalidOperation:
+        rate = None
+    if rate is None or not rate.is_finite() or rate < 0:
+        raise ServerConfigError(
+            f'{where}.unknown_cost must be "refuse" or a rate per 1,000 tokens as a string, '
+            f'e.g. "0.002" (in the catalogue\'s currency), got {value!r}'
+        )
+    return rate
 
 
 def _fidelity_key(data: Mapping[str, Any], env: Mapping[str, str]) -> Secret | None:

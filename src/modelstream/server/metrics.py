@@ -174,6 +174,28 @@ class ServerMetrics:
             ("deployment", "currency"),
         )
 
+        self.key_turns = Counter(
+            "modelstream_server_key_turns_total",
+            "Turns charged to each virtual key (docs/keys.md), by key name and served model.",
+            ("key", "model"),
+        )
+        self.key_tokens = Counter(
+            "modelstream_server_key_tokens_total",
+            "Tokens of each virtual key's turns, by direction (in = cached + prompt, out = "
+            "thoughts + response).",
+            ("key", "direction"),
+        )
+        self.key_cost = Counter(
+            "modelstream_server_key_cost_total",
+            "What each virtual key was charged: exact costs, fallback rates or held estimates.",
+            ("key", "currency"),
+        )
+        self.key_refusals = Counter(
+            "modelstream_server_key_refusals_total",
+            "Turns of virtual keys refused before any upstream call, by key name and reason.",
+            ("key", "reason"),
+        )
+
     def render(self) -> str:
         lines: list[str] = []
         metrics: list[Counter | Histogram] = [
@@ -189,6 +211,10 @@ class ServerMetrics:
             self.deployment_turns,
             self.deployment_tokens,
             self.deployment_cost,
+            self.key_turns,
+            self.key_tokens,
+            self.key_cost,
+            self.key_refusals,
         ]
         for metric in metrics:
             lines.append(f"# HELP {metric.name} {metric.help}")

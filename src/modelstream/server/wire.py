@@ -12,7 +12,7 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -23,6 +23,9 @@ from ..shapes import ShapeError, check_config, check_messages
 from ..types import Config, Message
 from ..web.bodies import json_object
 from ..web.refusals import Refusal, invalid_request
+
+if TYPE_CHECKING:
+    from .callers import Caller
 
 DONE = b"data: [DONE]\n\n"
 KEEPALIVE = b": keep-alive\n\n"
@@ -68,6 +71,8 @@ class StreamRequest:
     # gateway request's native fields go only to its own protocol); None: `config` for all. A
     # fallback whose protocol cannot take the request raises a `Refusal` and is passed over
     config_for: Callable[[str], Config] | None = field(default=None, compare=False, repr=False)
+    # the caller, when it came with a virtual key: its turns are admitted and charged to it
+    key: Caller | None = field(default=None, compare=False, repr=False)
 
     def config_of(self, protocol: str) -> Config:
         return self.config if self.config_for is None else self.config_for(protocol)

@@ -205,7 +205,7 @@ def _url(host: str, port: int) -> str:
 
 
 def _announce(settings: ServerSettings, url: str) -> None:
-    models = ", ".join(m.server_model_id for m in settings.models)
+    models = ", ".join(settings.served)  # each served model once, however many deployments
     print(f"modelstream serve: listening on {url} (models: {models})", file=sys.stderr)
     if settings.open:
         print(
@@ -214,9 +214,15 @@ def _announce(settings: ServerSettings, url: str) -> None:
             'keys = ["$VAR"] in the config to require a bearer key.',
             file=sys.stderr,
         )
-    else:
+    elif settings.key_envs:
         names = ", ".join(settings.key_envs)
         print(f"modelstream serve: clients must send a bearer key ({names})", file=sys.stderr)
+    if settings.virtual_keys is not None:
+        print(
+            "modelstream serve: virtual keys are accepted (docs/keys.md); manage them with "
+            "`modelstream keys` or /v1/admin/keys",
+            file=sys.stderr,
+        )
     sys.stderr.flush()
 
 

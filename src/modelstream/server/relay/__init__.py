@@ -14,9 +14,11 @@ every HTTP response, the first or a resumed one, is a reader of that store.
     writer.py        a reader's SSE output
     priority.py      a starting stream's first event before other streams' bulk
     observers.py     what is counted of each stream: the metrics, the cost, the deployments
+    ledger.py        a virtual key's turns: admitted with an estimate held, settled exactly
     error_lines.py   the error lines the relay writes itself
 """
 
+from .ledger import KeyLedger
 from .observers import CostCounter, DeploymentMetrics, RelayObserver, StreamMetrics
 from .outbox import MAX_PENDING
 from .pool import POOL_SIZE
@@ -29,6 +31,7 @@ __all__ = [
     "BurstClock",
     "CostCounter",
     "DeploymentMetrics",
+    "KeyLedger",
     "RelayObserver",
     "StreamMetrics",
     "StreamRelay",

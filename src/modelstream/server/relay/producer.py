@@ -27,6 +27,7 @@ from ...traces.sinks import close_sinks, resolve_sinks
 from ...types import Event, Usage
 from ..config import ModelEntry, ServerSettings
 from ..errors import StreamCancelledError, abandoned, shutting_down
+from ..keys import Ticket
 from ..limits import StreamSlots
 from ..logs import stream_ref
 from ..masking import KeyMask
@@ -34,6 +35,7 @@ from ..stores import StoreError, StoreLimitError, StoreUnavailableError, StreamS
 from ..wire import StreamRequest
 from .attempts import Attempts
 from .error_lines import INTERNAL, store_lost
+from .ledger import KeyLedger
 from .observers import RelayObserver
 from .outbox import Outbox
 from .priority import BurstClock, StartPriority
@@ -69,8 +71,10 @@ class Producer:
         slots: StreamSlots,
         priority: StartPriority,
         observer: RelayObserver,
+        ledger: KeyLedger | None = None,
     ) -> None:
         self.settings = settings
+        self.ledger = ledger
         self.store = store
         self.slots = slots
         self.priority = priority
@@ -89,6 +93,7 @@ class Producer:
         request: StreamRequest,
         stream: AsyncEventStream,
         attempts: Attempts,
+        ticket: Ticket | None = None,
     ) -> asyncio.Task[None]:
         """The producer task of a stream whose slot is taken and whose store entry is made; it
         releases the caller's slot when the upstream call is over. `stream` is the first of
@@ -99,7 +104,14 @@ class Producer:
         self._attempts[response_id] = attempts
         task = asyncio.create_task(
             self._produce(
-                response_id, entry, stream, attempts, request.caller, time.monotonic(), recorder
+                response_id,
+                entry,
+                stream,
+                attempts,
+                request.caller,
+                time.monotonic(),
+                recorder,
+                ticket,
             )
         )
         self._tasks.add(task)
@@ -167,6 +179,7 @@ class Producer:
         caller: str | None,
         started: float,
         recorder: TurnRecorder | None = None,
+        ticket: Ticket | None = None,
     ) -> None:
         progress = Progress(stream=stream)
         pump = asyncio.create_task(
@@ -202,6 +215,9 @@ class Producer:
             loop = asyncio.get_running_loop()
             loop.call_later(_KEEP_ATTEMPTS_SECONDS, self._attempts.pop, response_id, None)
             await self._count_tokens(attempts, progress.usage)
+            if ticket is not None and self.ledger is not None:
+                answered = progress.first_event_at is not None
+                await self.ledger.settle(ticket, result, progress.usage, answered)
 
     def _started(self, progress: Progress) -> None:
         """The stream's first event is stored, or it ended without one: it starts no more."""

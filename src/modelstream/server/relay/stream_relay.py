@@ -11,11 +11,13 @@ from collections.abc import AsyncGenerator, Iterator, Sequence
 from ...web.refusals import Refusal
 from ..config import ModelEntry, ServerSettings
 from ..errors import store_unavailable
+from ..keys import Ticket
 from ..limits import StreamSlots, per_key_limit
 from ..routing import Router, RouterState, shared_state
 from ..stores import StoreError, StoreFullError, StreamStore
 from ..wire import StreamRequest, is_response_id, new_response_id
 from .attempts import Attempts
+from .ledger import KeyLedger
 from .observers import Observers, RelayObserver
 from .pool import UpstreamPool
 from .priority import StartPriority
@@ -37,6 +39,7 @@ class StreamRelay:
         store: StreamStore,
         observers: Sequence[RelayObserver] = (),
         router_state: RouterState | None = None,
+        ledger: KeyLedger | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -47,7 +50,10 @@ class StreamRelay:
         self._shards = self.pool.shards  # the same dict: per deployment, its pools
         state = router_state or shared_state(settings.router, store)
         self.router = Router(settings.served, state)
-        self.producer = Producer(settings, store, self.slots, self.priority, Observers(observers))
+        self.ledger = ledger
+        self.producer = Producer(
+            settings, store, self.slots, self.priority, Observers(observers), ledger
+        )
         self.writer = SSEWriter(settings, store, self.priority)
 
     # --- lifecycle --------------------------------------------------------------------------
@@ -61,6 +67,8 @@ class StreamRelay:
         await self.producer.cancel_all()
         await self.pool.aclose()
         await self.router.state.aclose()
+        if self.ledger is not None:
+            await self.ledger.aclose()
         self.producer.close_traces()
 
     @property
@@ -84,7 +92,15 @@ class StreamRelay:
         against."""
         caller = request.caller
         plan = await self.router.plan(request.model, self.pool.busy)
-        self.slots.acquire(caller)
+        ledger, ticket = self.ledger, None
+        if ledger is not None and request.key is not None:  # a virtual key's turn: admitted
+            max_tokens = request.config.get("max_tokens")
+            ticket = await ledger.admit(request.key, entry, max_tokens, body_size)
+        try:
+            self.slots.acquire(caller)
+        except BaseException:
+            await _release(ledger, ticket)
+            raise
         attempts = Attempts(
             self.router, self.pool, request, list(plan.candidates), body_size, checked=entry
         )
@@ -97,6 +113,7 @@ class StreamRelay:
         except BaseException as exc:
             self.slots.release(caller)
             attempts.release()
+            await _release(ledger, ticket)
             if isinstance(exc, StoreFullError):
                 raise Refusal(
                     503,
@@ -108,7 +125,7 @@ class StreamRelay:
             if isinstance(exc, StoreError):
                 raise store_unavailable() from None
             raise
-        task = self.producer.start(response_id, entry, request, stream, attempts)
+        task = self.producer.start(response_id, entry, request, stream, attempts, ticket)
         task.add_done_callback(attempts.release)
         return response_id
 
@@ -152,3 +169,9 @@ class StreamRelay:
 
 def _owner_record(owner: str, meta: str) -> str:
     return f"{owner}{_META_SEPARATOR}{meta}" if meta else owner
+
+
+async def _release(ledger: KeyLedger | None, ticket: Ticket | None) -> None:
+    """Free what a turn that never reached a provider held."""
+    if ledger is not None and ticket is not None:
+        await ledger.release(ticket)

@@ -51,6 +51,7 @@ from ...types import Config, DoneItem, Message
 from ...web.bodies import json_object, read_body
 from ...web.refusals import Refusal, invalid_request, not_found
 from .. import wire
+from ..callers import Caller
 from ..config import ModelEntry, ServerSettings
 from ..errors import bad_input, store_unavailable, unexpected_shape
 from ..limits import off_loop
@@ -160,7 +161,7 @@ class Gateway:
 
             async def count_tokens(request: Request) -> Response:
                 try:
-                    self.caller(wire_, request)
+                    await self.caller(wire_, request)
                     inbound, _ = await self._inbound(wire_, route, request)
                 except Refusal as refusal:
                     return self._refused(name, wire_, refusal)
@@ -179,7 +180,7 @@ class Gateway:
 
             async def models(request: Request) -> Response:
                 try:
-                    self.caller(wire_, request)
+                    await self.caller(wire_, request)
                 except Refusal as refusal:
                     return self._refused(name, wire_, refusal)
                 return JSONResponse(models_body(self.served_models()))
@@ -189,11 +190,13 @@ class Gateway:
 
     # --- checks ---------------------------------------------------------------------------
 
-    def caller(self, wire_: GatewayWire, request: Request) -> str | None:
-        """The caller's key hash (None on an open server), or a 401 `Refusal`."""
+    async def caller(self, wire_: GatewayWire, request: Request) -> Caller:
+        """The caller (`Callers.identify`; its key hash is None on an open server), or a 401
+        `Refusal`."""
         key = wire_.read_key(request.headers, request.query_params)
         authorization = None if key is None else f"Bearer {key}"
-        if not self.keys.allows(authorization):
+        found = await self.keys.identify(authorization, time.time())
+        if found is None:
             raise Refusal(
                 401,
                 "AuthenticationError",
@@ -201,7 +204,7 @@ class Gateway:
                 "takes its key",
                 outcome="unauthorized",
             )
-        return self.keys.holder(authorization)
+        return found
 
     def _refused(self, name: str, wire_: GatewayWire, refusal: Refusal) -> Response:
         self.metrics.requests.inc(name, refusal.outcome)
@@ -285,7 +288,8 @@ class Gateway:
     ) -> WriteContext | Response:
         """The checks, then the stream's start: its writer's context, or the refusal."""
         try:
-            caller = self.caller(wire_, request)
+            found = await self.caller(wire_, request)
+            caller = found.holder
             inbound, size = await self._inbound(wire_, route, request)
             entry = self.settings.model(inbound.model)
             if entry is None:
@@ -311,6 +315,7 @@ class Gateway:
                     meta,
                     # a fallback of another protocol gets the config that protocol can take
                     config_for=lambda protocol: self._config(name, inbound, protocol),
+                    key=found if found.secret is not None else None,
                 )
                 response_id = await self.relay.start(entry, call, size)
             except ModelstreamError as exc:
@@ -400,7 +405,7 @@ class Gateway:
         frame numbered `starting_after`, on any instance that shares the store."""
         response_id = request.path_params["response_id"]
         try:
-            caller = self.caller(wire_, request)
+            caller = (await self.caller(wire_, request)).holder
             meta = await self.relay.meta_for(response_id, caller or "")
             context = _context_of(meta, name)
             if context is None:

@@ -23,7 +23,7 @@ def model_routes(state: ServerState, shared: SharedRoute) -> list[Route]:
         if answer is not None:
             return answer
         try:
-            state.caller(request)
+            await state.caller(request)
         except Refusal as refusal:
             return state.refused("models", refusal)
         data = [

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ...web.keys import BearerKeys
 from ...web.refusals import Refusal, unauthorized
+from ..callers import Caller, Callers
 from ..config import ServerSettings
 from ..metrics import ServerMetrics
 from ..relay import StreamRelay
@@ -23,14 +24,14 @@ class ServerState:
     store: StreamStore
     relay: StreamRelay
     metrics: ServerMetrics
-    keys: BearerKeys
+    keys: Callers
 
-    def caller(self, request: Request) -> str | None:
-        """The caller's key hash (`BearerKeys.holder`; None on an open server), or a 401."""
-        authorization = request.headers.get("authorization")
-        if not self.keys.allows(authorization):
+    async def caller(self, request: Request) -> Caller:
+        """The caller (`Callers.identify`: its key hash is None on an open server), or a 401."""
+        found = await self.keys.identify(request.headers.get("authorization"), time.time())
+        if found is None:
             raise unauthorized()
-        return self.keys.holder(authorization)
+        return found
 
     def refused(self, route: str, refusal: Refusal) -> Response:
         """The answer to a refused request, counted under `route` in /metrics."""

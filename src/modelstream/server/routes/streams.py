@@ -19,6 +19,7 @@ from ...errors import ModelstreamError
 from ...web.bodies import read_body
 from ...web.refusals import Refusal, not_found
 from .. import wire
+from ..callers import Caller
 from ..config import ModelEntry
 from ..errors import bad_input, unexpected_shape
 from ..limits import off_loop
@@ -35,10 +36,11 @@ def stream_routes(state: ServerState) -> list[Route]:
         with relay.arrival():
             return await start_stream(request)
 
-    def checked_call(body: bytes, caller: str | None) -> tuple[wire.StreamRequest, ModelEntry]:
+    def checked_call(body: bytes, caller: Caller) -> tuple[wire.StreamRequest, ModelEntry]:
         """The stream request of a body, its model, and the upstream policy's checks: no IO,
         so a large body runs it in a worker thread (`off_loop`)."""
-        call = replace(wire.parse_stream_request(body), caller=caller)
+        key = caller if caller.secret is not None else None
+        call = replace(wire.parse_stream_request(body), caller=caller.holder, key=key)
         entry = settings.model(call.model)
         if entry is None:
             raise not_found(
@@ -51,7 +53,7 @@ def stream_routes(state: ServerState) -> list[Route]:
 
     async def start_stream(request: Request) -> Response:
         try:
-            caller = state.caller(request)
+            caller = await state.caller(request)
             body = await read_body(
                 request, settings.limits.max_body_bytes, settings.limits.body_timeout_seconds
             )
@@ -73,7 +75,7 @@ def stream_routes(state: ServerState) -> list[Route]:
     async def resume_stream(request: Request) -> Response:
         response_id = request.path_params["response_id"]
         try:
-            caller = state.caller(request)
+            caller = (await state.caller(request)).holder
             after = wire.parse_resume_point(
                 response_id, request.headers.get("last-event-id"), request.query_params.get("after")
             )
