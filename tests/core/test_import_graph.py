@@ -77,8 +77,8 @@ ALLOWED: dict[str, frozenset[str]] = {
         "results stream tools traces types",
         "conversation": "client errors jsonwire messages openai_messages results tools types",
         "testing": "assembler bounded_json errors framing platforms protocols types",
-        "server": "auth client console errors jsonwire openai_messages platforms protocols results "
-        "shapes traces types web",
+        "server": "auth catalogue client console errors jsonwire openai_messages platforms "
+        "protocols results shapes traces types web",
         "playground": "auth catalogue errors web",
         "serving": "catalogue console errors playground server web",
         "cli": "catalogue client console errors grammar items jsonwire platforms protocols "

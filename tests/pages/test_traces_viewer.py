@@ -21,10 +21,10 @@ import httpx
 import orjson
 import pytest
 
-from modelstream import Client, StreamError
+from modelstream import Client, StreamDecoder, StreamError
 from modelstream.client import RetryPolicy
-from modelstream.testing import Emulator, Reply, Thinking, ToolCall, Turn
-from modelstream.traces import TraceStore
+from modelstream.testing import Emulator, Reply, Thinking, ToolCall, Turn, render
+from modelstream.traces import TraceStore, TurnRecorder
 from modelstream.types import Message
 from support import REPO
 from support.browser import launched_chromium
@@ -93,9 +93,43 @@ def serving(db: Path, *options: str) -> Iterator[str]:
         process.wait(timeout=10)
 
 
+# Two traces a server recorded for its virtual keys, older than the demo traces (they list last),
+# under the namespace of each caller's key as the server names them.
+ALICE_TRACE = "key-5e2c0a9d41b7f3e8/review-pr-12"
+CI_TRACE = "key-0b8d6f1e2a3c4d5e/nightly-report"
+
+
+def record_keyed_traces(db: Path) -> None:
+    """What the server records for turns served for a virtual key: the recorder is given the
+    key's name, here for the events of a rendered upstream answer."""
+    store = TraceStore(db)
+    for started, (trace_id, key_name, answer) in enumerate(
+        [(CI_TRACE, "ci bot", "All green."), (ALICE_TRACE, "alice", "Looks good to me.")]
+    ):
+        recorder = TurnRecorder(
+            trace_id=trace_id,
+            source="server",
+            model="house-model",
+            client_type="openai-chat",
+            provider="openai",
+            config={},
+            messages=[user("Review this, please.")],
+            started_at_ms=1_600_000_000_000 + started,
+            key_name=key_name,
+        )
+        decoder = StreamDecoder("openai-chat")
+        body = render("openai-chat", Turn.text(answer), model="gpt-4o-mini")
+        for event in decoder.feed(body, 1) + decoder.end(2):
+            recorder.observe(event)
+        assert decoder.result is not None
+        store.append(recorder.finish(decoder.result))
+    store.close()
+
+
 @pytest.fixture(scope="module")
 def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     db = tmp_path_factory.mktemp("viewer") / "traces.sqlite3"
+    record_keyed_traces(db)
     facts = record_demo_traces(db)
     with serving(db) as url:
         yield Viewer(url, db, facts)
@@ -112,8 +146,10 @@ def test_the_api_lists_the_recorded_traces_newest_first(viewer: Viewer) -> None:
         BROKEN_TRACE,
         IMAGE_TRACE,
         WEATHER_TRACE,
+        ALICE_TRACE,
+        CI_TRACE,
     ]
-    weather = body["traces"][-1]
+    weather = body["traces"][3]
     assert (weather["turns"], weather["models"], weather["last_status"]) == (
         2,
         ["claude-sonnet-4-5"],
@@ -131,6 +167,14 @@ def test_the_api_searches_ids_texts_and_models(viewer: Viewer) -> None:
     assert found(q="vision") == [IMAGE_TRACE]
     assert found(model="gemini") == [BROKEN_TRACE]
     assert found(q="no such words anywhere") == []
+    assert found(key="alice") == [ALICE_TRACE]  # a key's whole name, case-sensitive
+    assert found(key="ci bot") == [CI_TRACE]
+    assert found(key="ci") == [] and found(key="Alice") == []
+    assert found(key="alice", model="claude") == []
+    by_id = {t["trace_id"]: t for t in httpx.get(viewer.url + "api/traces").json()["traces"]}
+    assert (by_id[ALICE_TRACE]["key_names"], by_id[WEATHER_TRACE]["key_names"]) == (["alice"], [])
+    (turn,) = httpx.get(viewer.url + "api/trace", params={"id": ALICE_TRACE}).json()["turns"]
+    assert turn["key_name"] == "alice"
 
 
 def test_the_api_gives_a_trace_turn_by_turn_and_404_for_an_unknown_id(viewer: Viewer) -> None:
@@ -156,6 +200,7 @@ def test_the_api_gives_a_trace_turn_by_turn_and_404_for_an_unknown_id(viewer: Vi
         ("api/traces", {"limit": "ten"}, "limit"),
         ("api/traces", {"q": "x" * 201}, "q"),
         ("api/traces", {"model": "m" * 201}, "model"),
+        ("api/traces", {"key": "k" * 201}, "key"),
         ("api/traces", {"page": "2"}, "page"),
         ("api/trace", {}, "id"),
         ("api/trace", {"id": "t" * 1001}, "id"),
@@ -242,7 +287,22 @@ def test_a_person_searches_opens_a_trace_and_reads_it_turn_by_turn(
 
     page.goto(viewer.url)
     links = page.locator(".trace-link")
-    expect(links).to_have_count(4)
+    expect(links).to_have_count(6)
+    # Some traces were served for virtual keys: every entry says which key, if any.
+    expect(links.locator(".key")).to_have_count(6)
+    expect(links.filter(has_text=WEATHER_TRACE).locator(".key")).to_have_text("no virtual key")
+
+    page.fill("#key", "alice")
+    expect(links).to_have_count(1)
+    expect(page.locator("#list-status")).to_have_text("1 trace found")
+    expect(links.first).to_contain_text(ALICE_TRACE)
+    expect(links.first.locator(".key")).to_have_text("key alice")
+    links.first.click()
+    expect(page.locator("article.turn .turn-head")).to_contain_text("key alice")
+    page.fill("#key", "Alice")  # the whole name, as written
+    expect(page.locator("#list-status")).to_have_text("No trace matches.")
+    page.fill("#key", "")
+    expect(links).to_have_count(6)
 
     page.fill("#q", "lisbon")
     expect(links).to_have_count(1)
@@ -388,7 +448,7 @@ def test_on_a_phone_the_list_folds_away_and_the_trace_takes_the_whole_width(
         page.goto(viewer.url)
         # No trace open: the list is what there is to see.
         links = page.locator(".trace-link")
-        expect(links).to_have_count(4)
+        expect(links).to_have_count(6)
         expect(page.locator("#sidebar")).to_be_visible()
         assert box(page.locator("#sidebar"))["width"] >= width - 2
         screenshot(page, f"list-{width}px")

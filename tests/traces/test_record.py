@@ -361,3 +361,28 @@ def test_a_server_records_a_turn_from_any_event_stream_with_the_recorder(
     assert turn.created_at == 1_000_000
     assert [span["type"] for span in turn.item_timings] == ["thinking", "text", "tool_call"]
     assert all(10 <= span["start_ms"] <= span["end_ms"] <= 100 for span in turn.item_timings)  # type: ignore[operator]
+
+
+def test_a_turn_served_for_a_virtual_key_carries_the_keys_name_and_others_none() -> None:
+    body = render("openai-chat", Turn.text("Hello, alice."), model="gpt-4o-mini")
+
+    def recorded(**options: Any) -> TraceTurn:
+        recorder = TurnRecorder(
+            trace_id="key-0123456789abcdef/chat-1",
+            source="server",
+            model="house-model",
+            client_type="openai-chat",
+            provider="openai",
+            config={},
+            messages=[user("hi")],
+            secrets=["sk-upstream-key-0123456789"],  # masking keeps the key's name
+            **options,
+        )
+        decoder = StreamDecoder("openai-chat")
+        for event in decoder.feed(body, 1) + decoder.end(2):
+            recorder.observe(event)
+        assert decoder.result is not None
+        return recorder.finish(decoder.result)
+
+    assert recorded(key_name="alice").key_name == "alice"
+    assert recorded().key_name is None  # a static key, an open server, the library

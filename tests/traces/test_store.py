@@ -3,6 +3,9 @@ searched, histories stored once, and an append that costs the same at turn 1,000
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
 import sqlite3
 import stat
 import statistics
@@ -10,9 +13,11 @@ import threading
 import time
 from pathlib import Path
 
+import orjson
 import pytest
 
 from modelstream.traces import TraceStore, TraceTurn
+from modelstream.traces.store import SCHEMA_VERSION
 from modelstream.types import Message
 from support.traces import make_turn, user
 
@@ -105,6 +110,179 @@ def test_search_finds_traces_by_id_part_model_and_text_in_messages_and_items(
     assert found(text="agent", model="claude") == ["agent-story-2", "agent-weather-1"]
     assert found(text="%") == [] and found(text="a_t") == []  # no wildcards: literal text
     assert found(text="p_i") == ["agent-tools-3"]
+
+
+def keyed(turn: TraceTurn, key_name: str | None) -> TraceTurn:
+    return dataclasses.replace(turn, source="server", key_name=key_name)
+
+
+def test_a_turns_key_name_is_stored_and_read_back_and_absent_when_it_has_none(
+    store: TraceStore,
+) -> None:
+    store.append(keyed(make_turn("served", [user("a")]), "alice"))
+    store.append(make_turn("served", [user("b")]))  # a static key's turn, say
+
+    assert [t.key_name for t in store.get_trace("served")] == ["alice", None]
+    first, second = store.trace_records("served")
+    assert first["key_name"] == "alice"
+    assert "key_name" not in second  # the JSON of a turn without one is as before
+    with contextlib.closing(sqlite3.connect(store.path)) as db:  # a column, not in the body
+        assert all(b"key_name" not in body for (body,) in db.execute("SELECT body FROM turns"))
+
+
+def test_traces_are_filtered_by_the_whole_name_of_a_key_any_of_their_turns_was_served_for(
+    store: TraceStore,
+) -> None:
+    store.append(keyed(make_turn("shared", [user("a")], created_at=1000), "ci bot"))
+    store.append(keyed(make_turn("shared", [user("b")], created_at=2000), "alice"))
+    store.append(keyed(make_turn("shared", [user("c")], created_at=3000), "ci bot"))
+    store.append(keyed(make_turn("mine", [user("d")], created_at=4000, model="gpt-5"), "alice"))
+    store.append(keyed(make_turn("ci-only", [user("e")], created_at=5000), "ci"))
+    store.append(make_turn("library", [user("f")], created_at=6000))
+
+    def found(**query: str) -> list[str]:
+        return [t.trace_id for t in store.list_traces(**query)]  # type: ignore[arg-type]
+
+    assert {t.trace_id: t.key_names for t in store.list_traces()} == {
+        "library": [],
+        "ci-only": ["ci"],
+        "mine": ["alice"],
+        "shared": ["ci bot", "alice"],  # each name once, in the order first served
+    }
+    assert found(key="alice") == ["mine", "shared"]
+    assert found(key="ci") == ["ci-only"]  # a whole name: not a part of "ci bot"
+    assert found(key="ci bot") == ["shared"]
+    assert found(key="Alice") == [] and found(key="ali") == []  # case-sensitive, exact
+    assert found(key='ci bot","alice') == []  # not a part of the stored list's JSON
+    assert found(key="alice", model="gpt") == ["mine"]
+    assert found(key="alice", text="b") == ["shared"]
+    assert store.list_traces(key="alice")[0].to_json()["key_names"] == ["alice"]
+
+
+# The schema of version 1, as `git show` gives it for the commit before key names (DDL copied
+# from src/modelstream/traces/store.py there), and a row as that version's code inserted it.
+SCHEMA_V1 = (
+    """
+    CREATE TABLE IF NOT EXISTS turns (
+        id INTEGER PRIMARY KEY,
+        trace_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,              -- 1, 2, ... within the trace
+        created_at INTEGER NOT NULL,        -- Unix ms when the turn started
+        source TEXT NOT NULL,               -- client | server
+        model TEXT NOT NULL,
+        status TEXT NOT NULL,               -- final | cancelled | failed | incomplete
+        input_tokens INTEGER,               -- cached + prompt, NULL when unknown
+        output_tokens INTEGER,              -- thoughts + response, NULL when unknown
+        history_len INTEGER NOT NULL,       -- messages in the request
+        history_bytes INTEGER NOT NULL,     -- length of the request's JSON without its ']'
+        history_hash BLOB NOT NULL,         -- their SHA-256
+        context_turn INTEGER,               -- the turn whose request starts this one's, or NULL
+        trace_started_at INTEGER NOT NULL,  -- running totals of the trace up to this turn
+        trace_input_tokens INTEGER NOT NULL,
+        trace_output_tokens INTEGER NOT NULL,
+        trace_models TEXT NOT NULL,         -- JSON list of the models used so far
+        search_text TEXT NOT NULL,          -- lower-case text of the new messages and items
+        body BLOB NOT NULL,                 -- JSON of the rest of the TraceTurn
+        UNIQUE (trace_id, turn)
+    )
+    """,
+    """
+    CREATE TRIGGER IF NOT EXISTS turns_are_never_rewritten BEFORE UPDATE ON turns
+    BEGIN SELECT RAISE(ABORT, 'trace turns are append-only'); END
+    """,
+    "PRAGMA user_version = 1",
+)
+INSERT_V1 = """
+INSERT INTO turns (trace_id, turn, created_at, source, model, status, input_tokens,
+    output_tokens, history_len, history_bytes, history_hash, context_turn, trace_started_at,
+    trace_input_tokens, trace_output_tokens, trace_models, search_text, body)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+def insert_v1(db: sqlite3.Connection, trace_id: str, created_at: int) -> None:
+    """One first turn of `trace_id`, the row version 1's `append` wrote."""
+    request = orjson.dumps([user("hello")])[:-1]
+    body = {
+        "client_type": "anthropic-messages",
+        "provider": "anthropic",
+        "config": {},
+        "items": [{"type": "text.done", "text": "hi"}],
+        "open_item": None,
+        "usage": None,
+        "finish_reason": "stop",
+        "raw_finish_reason": "end_turn",
+        "reason": None,
+        "response_id": "msg_1",
+        "response_model": "claude-sonnet-4-5",
+        "timings": {"total_ms": 3.0},
+        "item_timings": [],
+        "diagnostics": [],
+        "cost": None,
+        "messages": [user("hello")],
+    }
+    db.execute(
+        INSERT_V1,
+        (
+            trace_id,
+            1,
+            created_at,
+            "server",
+            "claude-sonnet-4-5",
+            "final",
+            None,
+            None,
+            1,
+            len(request),
+            hashlib.sha256(request).digest(),
+            None,
+            created_at,
+            0,
+            0,
+            '["claude-sonnet-4-5"]',
+            "claude-sonnet-4-5\nhello\nhi",
+            orjson.dumps(body),
+        ),
+    )
+
+
+def columns(path: Path) -> list[tuple[str, str, int, str | None]]:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        rows = db.execute("PRAGMA table_info(turns)").fetchall()
+    return sorted((name, kind, notnull, default) for _, name, kind, notnull, default, _ in rows)
+
+
+def test_a_trace_file_from_before_key_names_gains_them_when_opened_and_keeps_its_turns(
+    tmp_path: Path, store: TraceStore
+) -> None:
+    old = tmp_path / "old.sqlite3"
+    with contextlib.closing(sqlite3.connect(old, isolation_level=None)) as db:
+        for statement in SCHEMA_V1:
+            db.execute(statement)
+        insert_v1(db, "before-keys", created_at=1000)
+
+    reader = TraceStore(old)  # a reader migrates too: its queries name the new columns
+    [summary] = reader.list_traces()
+    assert (summary.trace_id, summary.turns, summary.key_names) == ("before-keys", 1, [])
+    assert reader.get_trace("before-keys")[0].key_name is None
+    assert reader.list_traces(key="alice") == []
+    reader.close()
+    store.append(make_turn("fresh", [user("x")]))
+    assert columns(old) == columns(store.path)  # the columns of a file made new
+    with contextlib.closing(sqlite3.connect(old)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+    writer = TraceStore(old)
+    assert writer.append(keyed(make_turn("before-keys", [user("again")]), "alice")) == 2
+    with contextlib.closing(sqlite3.connect(old, isolation_level=None)) as db:
+        insert_v1(db, "old-writer", created_at=500)  # a process still on version 1 appends
+    assert [(t.trace_id, t.key_names) for t in writer.list_traces()] == [
+        ("before-keys", ["alice"]),
+        ("old-writer", []),
+    ]
+    assert [t.trace_id for t in writer.list_traces(key="alice")] == ["before-keys"]
+    assert [t.key_name for t in writer.get_trace("before-keys")] == [None, "alice"]
+    writer.close()
 
 
 def test_a_trace_id_is_only_a_key_never_a_path(tmp_path: Path) -> None:

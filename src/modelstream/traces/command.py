@@ -1,7 +1,8 @@
 """`modelstream traces`: browse recorded traces.
 
-    modelstream traces serve [--db PATH] [--create] [--host 127.0.0.1] [--port 0]   the viewer
-    modelstream traces list  [--db PATH] [--query TEXT] [--model NAME] [--json]      a listing
+    modelstream traces serve [--db PATH] [--create] [--host 127.0.0.1] [--port 0]     the viewer
+    modelstream traces list  [--db PATH] [--query TEXT] [--model NAME] [--key NAME]  a listing
+                             [--json]
 
 PATH defaults to $MODELSTREAM_TRACES, else the default trace file (docs/traces.md). A trace file
 that does not exist is an error (exit status 2: a mistyped path must not look like "no traces"),
@@ -74,17 +75,21 @@ def add_command(subparsers: Any) -> None:
         "list",
         help="list traces, newest first",
         description="List the traces of a trace file, newest first: id, turns, last status, "
-        "tokens (or 'usage unknown'), models, last turn's time. Exit status: 0 listed (even "
-        "none), 2 no such trace file or bad usage.",
+        "tokens (or 'usage unknown'), models, last turn's time, and the virtual key names when "
+        "a listed trace has one. Exit status: 0 listed (even none), 2 no such trace file or "
+        "bad usage.",
         epilog=examples(
             "modelstream traces list",
-            "modelstream traces list --model claude --limit 10",
+            "modelstream traces list --key alice --model claude --limit 10",
             "modelstream traces list --json | jq '.traces[].trace_id'",
         ),
     )
     _add_db(listing)
     listing.add_argument("--query", "-q", metavar="TEXT", help="a part of an id, message or item")
     listing.add_argument("--model", metavar="NAME", help="a part of a model name")
+    listing.add_argument(
+        "--key", metavar="NAME", help="the whole name of a virtual key (case-sensitive)"
+    )
     listing.add_argument("--limit", type=int, default=50, metavar="N", help="at most N traces")
     listing.add_argument(
         "--json",
@@ -166,18 +171,23 @@ def _chosen_by(arg: str | None) -> str:
 
 
 def _list(store: TraceStore, args: argparse.Namespace) -> int:
-    found = store.list_traces(text=args.query, model=args.model, limit=args.limit)
+    found = store.list_traces(text=args.query, model=args.model, key=args.key, limit=args.limit)
     if args.json:
         document = {"db": str(store.path), "traces": [trace.to_json() for trace in found]}
         sys.stdout.buffer.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
         return EXIT_OK
     if not found:
-        print(f"no traces in {store.path}" + (" match" if args.query or args.model else ""))
+        filtered = args.query or args.model or args.key
+        print(f"no traces in {store.path}" + (" match" if filtered else ""))
+    # the key names come last, and only when a listed trace has one: the library's and a
+    # static-key server's listings keep their six columns
+    with_keys = any(trace.key_names for trace in found)
     for trace in found:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(trace.updated_at / 1000))
+        keys = f"\t{','.join(trace.key_names)}" if with_keys else ""
         print(
             f"{trace.trace_id}\t{counted(trace.turns, 'turn')}\t{trace.last_status}\t"
-            f"{trace.usage_text()}\t{','.join(trace.models)}\t{when}"
+            f"{trace.usage_text()}\t{','.join(trace.models)}\t{when}{keys}"
         )
     return EXIT_OK
 

@@ -67,6 +67,9 @@ class TraceTurn:
     # what the turn cost by the model catalogue (TurnCost.as_json: exact decimal strings, None
     # for an unknown part); None when the catalogue has no price for the model
     cost: dict[str, Any] | None = None
+    # the name of the server's virtual key the turn was served for; None for a static key, an
+    # open server and the library's clients (and left out of the stored JSON then)
+    key_name: str | None = None
 
 
 class TraceSink(Protocol):
@@ -92,10 +95,12 @@ class TurnRecorder:
         secrets: Iterable[str] = (),
         redact: Callable[[str], str] | None = None,
         started_at_ms: float | None = None,
+        key_name: str | None = None,
     ) -> None:
         """`secrets` are masked in the finished turn, and so is whatever `redact` masks (a
         client's or a signer's `redact`, asked when the turn finishes: it knows every token
-        the stream was signed with, refreshed ones included)."""
+        the stream was signed with, refreshed ones included). `key_name`: the virtual key the
+        turn is served for, if any."""
         self.trace_id = trace_id
         self.source: TraceSource = source
         self._model = model
@@ -105,6 +110,7 @@ class TurnRecorder:
         self._messages = list(messages)  # the caller may append to its list after the call
         self._secrets = [s for s in secrets if s]
         self._redact = redact
+        self._key_name = key_name
         self._started_ms = time.time() * 1000 if started_at_ms is None else started_at_ms
         self._timeline: list[ItemTiming] = []
         self._open = False
@@ -165,6 +171,7 @@ class TurnRecorder:
             created_at=int(self._started_ms),
             diagnostics=[*metadata.diagnostics, *self._notes],
             cost=_cost_json(result),
+            key_name=self._key_name,
         )
         if not self._secrets and self._redact is None:
             return turn

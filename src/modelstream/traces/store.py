@@ -11,8 +11,11 @@ Theory of operation:
   long trace grow with the square of its length, so a row stores only the messages after the
   previous turn's request when that request is a prefix of this one (checked with a hash of its
   JSON), and says so in `context_turn`; reading a trace in order puts the history back together.
-- Each row carries the running totals of its trace (tokens, models, start), so listing traces
-  reads the last row of each trace instead of adding up all of them.
+- Each row carries the running totals of its trace (tokens, models, key names, start), so
+  listing traces reads the last row of each trace instead of adding up all of them.
+- The schema's version is the file's `user_version`. A file of an older version gains what it
+  lacks when first opened (added columns with their defaults: no row is rewritten), so files
+  written before a change read and append as before, by old and new code alike.
 - The file is bounded (`TraceLimits`): a turn whose row would pass `max_turn_bytes` keeps its
   largest parts only as their size, SHA-256 and first characters (`truncated`); turns older than
   `max_age_days` and, past `max_total_bytes`, the oldest turns are deleted as new ones arrive.
@@ -29,7 +32,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +45,7 @@ from ..items import search_text as item_search_text
 from ..types import DoneItem, EventItem, Message, Usage
 from .record import TraceTurn
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: key_name, trace_keys
 MAX_SEARCH_TEXT = 20_000  # characters of one turn's text kept for search
 TRUNCATED_HEAD = 2_000  # characters of a truncated part's JSON kept to show what it was
 
@@ -68,6 +71,8 @@ _SCHEMA = (
         trace_models TEXT NOT NULL,         -- JSON list of the models used so far
         search_text TEXT NOT NULL,          -- lower-case text of the new messages and items
         body BLOB NOT NULL,                 -- JSON of the rest of the TraceTurn
+        key_name TEXT,                      -- the virtual key served for, NULL for none
+        trace_keys TEXT NOT NULL DEFAULT '[]',  -- JSON list of the key names so far
         UNIQUE (trace_id, turn)
     )
     """,
@@ -78,17 +83,27 @@ _SCHEMA = (
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
+# What a file of an older version lacks, by the version that added it: (column, definition),
+# each as in _SCHEMA (a test checks that a migrated file has the columns of a new one).
+_ADDED_COLUMNS = {
+    2: (
+        ("key_name", "key_name TEXT"),
+        ("trace_keys", "trace_keys TEXT NOT NULL DEFAULT '[]'"),
+    ),
+}
+
 _LAST_TURN = """
 SELECT turn, history_len, history_bytes, history_hash, trace_started_at, trace_input_tokens,
-       trace_output_tokens, trace_models
+       trace_output_tokens, trace_models, trace_keys
 FROM turns WHERE trace_id = ? ORDER BY turn DESC LIMIT 1
 """
 
 _INSERT = """
 INSERT INTO turns (trace_id, turn, created_at, source, model, status, input_tokens,
     output_tokens, history_len, history_bytes, history_hash, context_turn, trace_started_at,
-    trace_input_tokens, trace_output_tokens, trace_models, search_text, body)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    trace_input_tokens, trace_output_tokens, trace_models, search_text, body, key_name,
+    trace_keys)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 # written by every writer, so files made before it gain it too: the age limit deletes by it
@@ -99,23 +114,27 @@ DELETE FROM turns WHERE id IN (SELECT id FROM turns WHERE id < ? ORDER BY id LIM
 """
 
 # The page of traces first, then for each one the turns that reported no usage (through the
-# (trace_id, turn) index: only the listed traces' rows are read).
+# (trace_id, turn) index: only the listed traces' rows are read). A key name is matched whole
+# against the last row's running list (json_each: a substring of the list's JSON could match
+# across two names).
 _SUMMARIES = """
 WITH last AS (SELECT trace_id, MAX(turn) AS turn FROM turns GROUP BY trace_id),
 page AS (
     SELECT t.trace_id, t.turn, t.trace_started_at, t.created_at, t.status, t.model, t.source,
-           t.trace_input_tokens, t.trace_output_tokens, t.trace_models, t.id
+           t.trace_input_tokens, t.trace_output_tokens, t.trace_models, t.trace_keys, t.id
     FROM last JOIN turns AS t ON t.trace_id = last.trace_id AND t.turn = last.turn
     WHERE (:text IS NULL OR last.trace_id IN (
               SELECT trace_id FROM turns
               WHERE instr(lower(trace_id), :text) > 0 OR instr(search_text, :text) > 0))
       AND (:model IS NULL OR instr(lower(t.trace_models), :model) > 0)
+      AND (:key IS NULL OR EXISTS (SELECT 1 FROM json_each(t.trace_keys) AS k
+                                   WHERE k.value = :key))
     ORDER BY t.created_at DESC, t.id DESC
     LIMIT :limit OFFSET :offset
 )
 SELECT page.trace_id, page.turn, page.trace_started_at, page.created_at, page.status,
        page.model, page.source, page.trace_input_tokens, page.trace_output_tokens,
-       page.trace_models,
+       page.trace_models, page.trace_keys,
        (SELECT count(*) FROM turns AS u WHERE u.trace_id = page.trace_id
             AND u.input_tokens IS NULL AND u.output_tokens IS NULL)
 FROM page ORDER BY page.created_at DESC, page.id DESC
@@ -125,7 +144,8 @@ _NEWEST_ROW = "SELECT coalesce(max(id), 0) FROM turns"
 _CHANGED_TRACES = "SELECT DISTINCT trace_id FROM turns WHERE id > ? AND id <= ?"
 
 _TRACE = """
-SELECT trace_id, turn, created_at, source, model, status, history_len, context_turn, body
+SELECT trace_id, turn, created_at, source, model, status, history_len, context_turn, body,
+       key_name
 FROM turns WHERE trace_id = ? ORDER BY turn
 """
 
@@ -193,6 +213,7 @@ class TraceSummary:
     input_tokens: int  # known tokens only
     output_tokens: int
     usage_unknown_turns: int = 0  # turns that reported no usage (failed, cancelled, ...)
+    key_names: list[str] = field(default_factory=list)  # the virtual keys served, in order
 
     @property
     def total_tokens(self) -> int | None:
@@ -245,16 +266,18 @@ class TraceStore:
                     db.execute(_DELETE_OLDER, (int(oldest),))
                 last = db.execute(_LAST_TURN, (turn.trace_id,)).fetchone()
                 number, context, new_from = 1, None, 0
-                started, total_in, total_out, models = turn.created_at, 0, 0, []
+                started, total_in, total_out, models, keys = turn.created_at, 0, 0, [], []
                 prefix_hash, request_hash = _request_hashes(request, last[2] if last else 0)
                 if last is not None:
                     number = last[0] + 1
                     started, total_in, total_out = last[4], last[5], last[6]
-                    models = orjson.loads(last[7])
+                    models, keys = orjson.loads(last[7]), orjson.loads(last[8])
                     if prefix_hash == last[3]:  # the previous request starts this one
                         context, new_from = last[0], last[1]
                 if turn.model not in models:
                     models.append(turn.model)
+                if turn.key_name is not None and turn.key_name not in keys:
+                    keys.append(turn.key_name)
                 new_messages = turn.messages[new_from:]
                 body, truncated = _capped(
                     {**_body(turn), "messages": new_messages}, self.limits.max_turn_bytes
@@ -282,6 +305,8 @@ class TraceStore:
                         orjson.dumps(models).decode(),
                         search_text(turn, new_messages),
                         body,
+                        turn.key_name,
+                        orjson.dumps(keys).decode(),
                     ),
                 )
                 if self.limits.max_total_bytes is not None:
@@ -295,14 +320,17 @@ class TraceStore:
         *,
         text: str | None = None,
         model: str | None = None,
+        key: str | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> list[TraceSummary]:
         """Traces, newest first. `text`: a part of the trace id or of any message or item
-        (case-insensitive); `model`: a part of the name of a model the trace used."""
+        (case-insensitive); `model`: a part of the name of a model the trace used; `key`: the
+        whole name of a virtual key one of its turns was served for (case-sensitive)."""
         params = {
             "text": text.lower() if text else None,
             "model": model.lower() if model else None,
+            "key": key or None,
             "limit": max(0, limit),
             "offset": max(0, offset),
         }
@@ -319,30 +347,32 @@ class TraceStore:
                 input_tokens=row[7],
                 output_tokens=row[8],
                 models=orjson.loads(row[9]),
-                usage_unknown_turns=row[10],
+                key_names=orjson.loads(row[10]),
+                usage_unknown_turns=row[11],
             )
             for row in rows
         ]
 
     def trace_records(self, trace_id: str) -> list[dict[str, Any]]:
         """The turns of a trace in order, as JSON-ready dicts (bytes as base64) whose
-        `messages` are only those after the previous turn's request when `context_turn` is set."""
+        `messages` are only those after the previous turn's request when `context_turn` is set,
+        and `key_name` only in a turn served for a virtual key."""
         out = []
         for row in self._read(_TRACE, (trace_id,)):
-            body = orjson.loads(row[8])
-            out.append(
-                {
-                    "trace_id": row[0],
-                    "turn": row[1],
-                    "created_at": row[2],
-                    "source": row[3],
-                    "model": row[4],
-                    "status": row[5],
-                    "history_len": row[6],
-                    "context_turn": row[7],
-                    **body,
-                }
-            )
+            record = {
+                "trace_id": row[0],
+                "turn": row[1],
+                "created_at": row[2],
+                "source": row[3],
+                "model": row[4],
+                "status": row[5],
+                "history_len": row[6],
+                "context_turn": row[7],
+                **orjson.loads(row[8]),
+            }
+            if row[9] is not None:
+                record["key_name"] = row[9]
+            out.append(record)
         return out
 
     def get_trace(self, trace_id: str) -> list[TraceTurn]:
@@ -406,7 +436,8 @@ class TraceStore:
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         try:
-            if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
                 if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                     raise sqlite3.DatabaseError("it holds other tables: not a trace file")
                 if not create:  # created by a writer that has not set it up yet
@@ -415,6 +446,8 @@ class TraceStore:
                 with _immediate(db):
                     for statement in _SCHEMA:
                         db.execute(statement)
+            elif version < SCHEMA_VERSION:  # readers too: the queries name the new columns
+                _migrate(db)
             if create:  # (WAL is a property of the file: the readers need not ask)
                 db.execute(_CREATED_AT_INDEX)
                 db.execute("PRAGMA journal_mode=WAL")
@@ -424,6 +457,19 @@ class TraceStore:
             raise
         self._db = db
         return db
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a file of an older schema version up to this one: add the columns it lacks (asked
+    again inside the write lock: another process may have just done it)."""
+    with _immediate(db):
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        present = {row[1] for row in db.execute("PRAGMA table_info(turns)")}
+        for added_in in range(version + 1, SCHEMA_VERSION + 1):
+            for column, definition in _ADDED_COLUMNS.get(added_in, ()):
+                if column not in present:
+                    db.execute(f"ALTER TABLE turns ADD COLUMN {definition}")
+        db.execute(f"PRAGMA user_version = {max(version, SCHEMA_VERSION)}")
 
 
 @contextmanager
@@ -611,6 +657,7 @@ def _turn_from(record: dict[str, Any], messages: list[Message]) -> TraceTurn:
         turn=record["turn"],
         truncated=record.get("truncated", {}),
         cost=record.get("cost"),  # turns recorded before costs were have none
+        key_name=record.get("key_name"),
     )
 
 

@@ -292,7 +292,9 @@ def test_concurrent_turns_overshoot_the_budget_by_less_than_one_estimate(
     """200 turns at once against a budget of about 50 turns: each admitted turn holds its
     estimate until it is charged, so what is charged passes the budget by less than the last
     admitted turn's estimate, and every turn refused is refused for the budget."""
-    server = serve(**virtual(keys_db), limits={"max_concurrent_streams": 256})
+    server = serve(
+        **virtual(keys_db), limits={"max_concurrent_streams": 256, "max_streams_per_key": 256}
+    )
     probe = issue(keys_db, name="probe")[1]
     assert _chat(server.url, probe) == 200
     settle_soon(lambda: spend(keys_db, "probe") > 0)

@@ -35,6 +35,7 @@ keys = ["${client}"]
 
 [limits]
 max_concurrent_streams = 256
+max_streams_per_key = 256
 
 [virtual_keys]
 admin_keys = ["$MODELSTREAM_TEST_ADMIN_KEY"]

@@ -168,6 +168,7 @@ class Producer:
             config=request.config,
             messages=request.messages,
             redact=redact,
+            key_name=request.key.key_name if request.key is not None else None,
         )
 
     async def _produce(

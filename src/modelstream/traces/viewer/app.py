@@ -2,7 +2,7 @@
 
     GET /                      the page (static/index.html, app.js, style.css: no build step;
                                Markdown by ..web's static/markdown.js and markdown.css)
-    GET /api/traces?q=&model=&limit=&offset=   traces, newest first, filtered
+    GET /api/traces?q=&model=&key=&limit=&offset=   traces, newest first, filtered
     GET /api/trace?id=TRACE_ID                 one trace's turns in order
     GET /api/updates                           server-sent events: `turns` when turns are recorded
 
@@ -74,14 +74,15 @@ def create_app(
 
     def traces(request: Request) -> Response:
         try:
-            params = _params(request, {"q", "model", "limit", "offset"})
+            params = _params(request, {"q", "model", "key", "limit", "offset"})
             text = _text(params, "q", MAX_QUERY)
             model = _text(params, "model", MAX_QUERY)
+            key = _text(params, "key", MAX_QUERY)  # a virtual key's whole name
             limit = _count(params, "limit", 100, minimum=1, maximum=MAX_LIMIT)
             offset = _count(params, "offset", 0, minimum=0, maximum=MAX_OFFSET)
         except BadQuery as exc:
             return _bad_query(exc)
-        found = store.list_traces(text=text, model=model, limit=limit, offset=offset)
+        found = store.list_traces(text=text, model=model, key=key, limit=limit, offset=offset)
         return _json({"db": str(store.path), "traces": [s.to_json() for s in found]})
 
     def trace(request: Request) -> Response:

@@ -61,23 +61,27 @@ async function loadTraces() {
   const params = new URLSearchParams();
   const q = $("#q").value.trim();
   const model = $("#model").value.trim();
+  const key = $("#key").value.trim();
   if (q) params.set("q", q);
   if (model) params.set("model", model);
+  if (key) params.set("key", key);
   const request = ++listRequest;
   const response = await fetch(`/api/traces?${params}`);
   const data = await response.json();
   if (request !== listRequest) return; // a newer search is on its way
   $("#db").textContent = data.db;
   const list = $("#traces");
-  list.replaceChildren(...data.traces.map(traceEntry));
-  const filtered = q || model;
+  // the key names are shown only when a listed trace was served for a virtual key
+  const withKeys = data.traces.some((trace) => trace.key_names.length);
+  list.replaceChildren(...data.traces.map((trace) => traceEntry(trace, withKeys)));
+  const filtered = q || model || key;
   $("#list-status").textContent = data.traces.length
     ? `${data.traces.length} trace${data.traces.length === 1 ? "" : "s"}${filtered ? " found" : ""}`
     : filtered ? "No trace matches." : "No traces recorded yet.";
   markCurrent();
 }
 
-function traceEntry(trace) {
+function traceEntry(trace, withKeys) {
   const turns = `${trace.turns} turn${trace.turns === 1 ? "" : "s"}`;
   const button = el(
     "button",
@@ -92,6 +96,13 @@ function traceEntry(trace) {
       el("span", { className: "usage" },
         usageText(trace.total_tokens || 0, trace.usage_unknown_turns, trace.turns)),
       ` · ${formatTime(trace.updated_at)}`,
+    ),
+    withKeys && el(
+      "div",
+      { className: "meta key" },
+      trace.key_names.length
+        ? ["key ", ...trace.key_names.flatMap((name, i) => [i ? ", " : null, el("span", { className: "mono" }, name)])]
+        : "no virtual key",
     ),
   );
   button.addEventListener("click", () => {
@@ -225,7 +236,7 @@ function renderTurn(turn, calls, results) {
       el("span", { className: "mono" }, model),
       el("span", { className: `badge ${turn.status}` }, turn.status),
       finish && el("span", { className: "muted" }, finish),
-      el("span", { className: "muted" }, `${turn.source} · ${turn.client_type} · ${formatTime(turn.created_at)}`),
+      el("span", { className: "muted" }, `${turn.source} · ${turn.client_type}${turn.key_name ? ` · key ${turn.key_name}` : ""} · ${formatTime(turn.created_at)}`),
     ),
   );
   if (turn.reason) article.append(el("p", { className: "reason" }, turn.reason));
@@ -483,6 +494,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const search = debounce(() => loadTraces().catch(showError), 150);
   $("#q").addEventListener("input", search);
   $("#model").addEventListener("input", search);
+  $("#key").addEventListener("input", search);
   $("#search").addEventListener("submit", (event) => {
     event.preventDefault();
     loadTraces().catch(showError);
