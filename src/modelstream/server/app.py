@@ -42,7 +42,7 @@ from .routes.models import model_routes
 from .routes.state import ServerState
 from .routes.streams import stream_routes
 from .routing import RouterState
-from .stores import MemoryStore, StreamStore
+from .stores import MemoryStore, StreamStore, redis_of
 
 log = logging.getLogger("modelstream.server")
 
@@ -110,15 +110,13 @@ def create_app(
 def _key_store(settings: VirtualKeySettings, store: StreamStore) -> KeyStore:
     """The virtual keys beside the streams: in the store's Redis when it has one (every process
     behind it shares them), else in the SQLite file."""
-    try:
-        from .keys.redis import RedisKeyStore
-        from .stores.redis import RedisStore
-    except ImportError:  # no redis package: no RedisStore either
+    found = redis_of(store)
+    if found is None:
         return SQLiteKeyStore(settings.path)
-    if isinstance(store, RedisStore):
-        prefix = settings.redis_prefix or f"{store.prefix}keys:"
-        return RedisKeyStore(store.client, prefix=prefix)
-    return SQLiteKeyStore(settings.path)
+    from .keys.redis import RedisKeyStore  # the redis package is there: the store uses it
+
+    client, prefix = found
+    return RedisKeyStore(client, prefix=settings.redis_prefix or f"{prefix}keys:")
 
 
 def _lifespan(state: ServerState) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:

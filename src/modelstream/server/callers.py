@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..auth.secret import Secret
-from ..web.keys import BearerKeys, key_hash
+from ..web.keys import BearerKeys, key_hash, scheme_and_token
 from .keys.records import KeyRecord
 from .keys.refusals import refusal_for
 from .keys.store import KeyStore, Turnaway
@@ -55,8 +55,7 @@ class Callers:
             return Caller(self.static.holder(authorization))
         if self.virtual is None:
             return None
-        scheme, _, token = (authorization or "").strip().partition(" ")
-        token = token.strip()
+        scheme, token = scheme_and_token(authorization)
         if scheme.lower() != "bearer" or not token:
             return None
         record = await self.virtual.by_secret(token)

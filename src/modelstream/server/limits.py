@@ -69,15 +69,17 @@ async def off_loop(size: int, work: Callable[..., T], *args: Any) -> T:
     return await asyncio.to_thread(work, *args)
 
 
-def per_key_limit(limits: Limits, keys: int) -> int | None:
+def per_key_limit(limits: Limits, keys: int, virtual_keys: bool = False) -> int | None:
     """How many streams one bearer key may run at once: `limits.max_streams_per_key`, else half
-    of `max_concurrent_streams` when the server has `keys` > 1; None for no cap of its own (one
-    key has the whole server; an open server's callers have no key to tell them apart)."""
-    if keys == 0:
+    of `max_concurrent_streams` when the server has `keys` > 1 or takes virtual keys (many
+    callers); None for no cap of its own (one key has the whole server; an open server's
+    callers have no key to tell them apart)."""
+    if keys == 0 and not virtual_keys:
         return None
     if limits.max_streams_per_key is not None:
         return limits.max_streams_per_key
-    return max(1, (limits.max_concurrent_streams + 1) // 2) if keys > 1 else None
+    several = keys > 1 or virtual_keys
+    return max(1, (limits.max_concurrent_streams + 1) // 2) if several else None
 
 
 class StreamSlots:

@@ -26,7 +26,7 @@ class BearerKeys:
         """Whether this `Authorization` header value carries one of the keys."""
         if self.open:
             return True
-        scheme, token = _scheme_and_token(authorization)
+        scheme, token = scheme_and_token(authorization)
         # Starlette decodes header bytes as latin-1: encoding back gives the bytes as sent
         given = token.encode("latin-1", "replace")
         allowed = False
@@ -39,13 +39,14 @@ class BearerKeys:
         stored); None on an open server, where callers have no identity."""
         if self.open:
             return None
-        return key_hash(_scheme_and_token(authorization)[1])
+        return key_hash(scheme_and_token(authorization)[1])
 
     def __repr__(self) -> str:
         return f"BearerKeys({len(self._expected)} keys)"
 
 
-def _scheme_and_token(authorization: str | None) -> tuple[str, str]:
+def scheme_and_token(authorization: str | None) -> tuple[str, str]:
+    """The scheme and the token of an `Authorization` value ("" for a part it lacks)."""
     scheme, _, token = (authorization or "").strip().partition(" ")
     return scheme, token.strip()
 

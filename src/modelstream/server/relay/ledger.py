@@ -19,10 +19,12 @@ from ...catalogue import default_catalogue
 from ...catalogue.cost import cost_of_turn
 from ...results import FinalResponse, PartialResponse
 from ...types import Usage
+from ...web.refusals import Refusal
 from ..callers import Caller
 from ..config import ModelEntry, VirtualKeySettings
 from ..keys import Admission, KeyStore, Ticket, UnknownCostPolicy
 from ..metrics import ServerMetrics
+from .observers import token_split
 
 log = logging.getLogger("modelstream.server")
 
@@ -51,9 +53,8 @@ class KeyLedger:
             return await self.admission.admit(
                 caller.secret.reveal(), entry.server_model_id, estimate, tokens
             )
-        except Exception as exc:
-            outcome = getattr(exc, "outcome", type(exc).__name__)
-            self.metrics.key_refusals.inc(caller.key_name or "", str(outcome))
+        except Refusal as refusal:
+            self.metrics.key_refusals.inc(caller.key_name or "", refusal.outcome)
             raise
 
     def estimate(
@@ -77,10 +78,10 @@ class KeyLedger:
         held. A store that fails is logged, never raised: the caller's turn is over."""
         try:
             if not answered:
-                await self.admission.release(ticket)
+                await self.release(ticket)
                 return
             cost = result.cost.total if result is not None and result.cost is not None else None
-            tokens_in, tokens_out = _tokens(usage)
+            tokens_in, tokens_out = token_split(usage) if usage else (None, None)
             charged = await self.admission.settle(
                 ticket, cost, input_tokens=tokens_in, output_tokens=tokens_out
             )
@@ -118,16 +119,3 @@ def _estimate(entry: ModelEntry, tokens_in: int, tokens_out: int) -> Decimal | N
         "response_tokens": tokens_out,
     }
     return cost_of_turn(usage, info.price, at_ms=int(time.time() * 1000)).total
-
-
-def _tokens(usage: Usage | None) -> tuple[int | None, int | None]:
-    """Input (cached + prompt) and output (thoughts + response) tokens; None where unknown."""
-    if not usage:
-        return None, None
-
-    def total(*parts: str) -> int | None:
-        counts = [usage.get(part) for part in parts]
-        known = [count for count in counts if isinstance(count, int)]
-        return sum(known) if known else None
-
-    return total("cached_tokens", "prompt_tokens"), total("thoughts_tokens", "response_tokens")

@@ -16,6 +16,19 @@ if TYPE_CHECKING:
     from .attempts import Attempts, Switch
 
 
+def token_split(usage: Usage) -> tuple[int | None, int | None]:
+    """Input (cached + prompt) and output (thoughts + response) tokens of `usage`, each the sum
+    of its known counts; None for a direction none of whose counts is known."""
+
+    def total(first: int | None, second: int | None) -> int | None:
+        return None if first is None and second is None else (first or 0) + (second or 0)
+
+    return (
+        total(usage.get("cached_tokens"), usage.get("prompt_tokens")),
+        total(usage.get("thoughts_tokens"), usage.get("response_tokens")),
+    )
+
+
 class RelayObserver:
     """Each method does nothing here: an observer overrides those it counts. `model` is the
     served model id."""
@@ -113,10 +126,9 @@ class StreamMetrics(RelayObserver):
     def usage(self, model: str, usage: Usage | None) -> None:
         if not usage:
             return
-        tokens_in = (usage.get("cached_tokens") or 0) + (usage.get("prompt_tokens") or 0)
-        tokens_out = (usage.get("thoughts_tokens") or 0) + (usage.get("response_tokens") or 0)
-        self.metrics.tokens.inc(model, "in", amount=tokens_in)
-        self.metrics.tokens.inc(model, "out", amount=tokens_out)
+        tokens_in, tokens_out = token_split(usage)
+        self.metrics.tokens.inc(model, "in", amount=tokens_in or 0)
+        self.metrics.tokens.inc(model, "out", amount=tokens_out or 0)
 
     def events_stored(self, model: str, count: int) -> None:
         self.metrics.events.inc(model, amount=count)
@@ -165,10 +177,9 @@ class DeploymentMetrics(RelayObserver):
             return
         self.metrics.deployment_turns.inc(entry.deployment)
         if usage:
-            tokens_in = (usage.get("cached_tokens") or 0) + (usage.get("prompt_tokens") or 0)
-            out = (usage.get("thoughts_tokens") or 0) + (usage.get("response_tokens") or 0)
-            self.metrics.deployment_tokens.inc(entry.deployment, "in", amount=tokens_in)
-            self.metrics.deployment_tokens.inc(entry.deployment, "out", amount=out)
+            tokens_in, tokens_out = token_split(usage)
+            self.metrics.deployment_tokens.inc(entry.deployment, "in", amount=tokens_in or 0)
+            self.metrics.deployment_tokens.inc(entry.deployment, "out", amount=tokens_out or 0)
         cost = result.cost if result is not None else None
         total = cost.total if cost is not None else None
         if cost is not None and total is not None:

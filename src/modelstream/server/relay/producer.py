@@ -36,7 +36,7 @@ from ..wire import StreamRequest
 from .attempts import Attempts
 from .error_lines import INTERNAL, store_lost
 from .ledger import KeyLedger
-from .observers import RelayObserver
+from .observers import RelayObserver, token_split
 from .outbox import Outbox
 from .priority import BurstClock, StartPriority
 
@@ -280,7 +280,7 @@ class Producer:
         """The answering deployment's tokens, against its tpm."""
         if attempts.entry is None or attempts.entry.tpm is None or not usage:
             return
-        tokens = sum(usage.get(part) or 0 for part in _TOKEN_PARTS)  # type: ignore[misc]
+        tokens = sum(count or 0 for count in token_split(usage))
         try:
             await attempts.router.used(attempts.entry, tokens)
         except Exception as exc:  # the router's store is advice: a turn never fails on it
@@ -365,7 +365,6 @@ class Producer:
 
 
 _KEEP_ATTEMPTS_SECONDS = 10.0
-_TOKEN_PARTS = ("cached_tokens", "prompt_tokens", "thoughts_tokens", "response_tokens")
 
 
 async def _first_within(stream: AsyncEventStream, seconds: float) -> AsyncIterator[Event]:

@@ -43,9 +43,8 @@ class StreamRelay:
     ) -> None:
         self.settings = settings
         self.store = store
-        # virtual keys are many callers: each gets its share, as with several static keys
-        keys = len(settings.keys) + (2 if settings.virtual_keys is not None else 0)
-        per_key = per_key_limit(settings.limits, keys)
+        virtual = settings.virtual_keys is not None
+        per_key = per_key_limit(settings.limits, len(settings.keys), virtual)
         self.slots = StreamSlots(settings.limits.max_concurrent_streams, per_key)
         self.priority = StartPriority()
         self.pool = UpstreamPool()

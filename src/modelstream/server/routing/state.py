@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import RouterSettings
+from ..stores import StreamStore, redis_of
 from .selection import Standing
 
 
@@ -218,13 +219,11 @@ class RedisRouterState(RouterState):
             await self._redis.aclose()
 
 
-def shared_state(settings: RouterSettings, store: object) -> RouterState:
-    """The router's state for a server on `store`: in its Redis when it is a `RedisStore` (so
-    every process behind that Redis agrees on cooldowns and counts), else in this process."""
-    try:
-        from ..stores.redis import RedisStore
-    except ImportError:  # no redis package: no RedisStore either
+def shared_state(settings: RouterSettings, store: StreamStore) -> RouterState:
+    """The router's state for a server on `store`: in its Redis when it has one (so every
+    process behind that Redis agrees on cooldowns and counts), else in this process."""
+    found = redis_of(store)
+    if found is None:
         return MemoryRouterState(settings)
-    if isinstance(store, RedisStore):
-        return RedisRouterState(settings, store.client, prefix=f"{store.prefix}router:")
-    return MemoryRouterState(settings)
+    client, prefix = found
+    return RedisRouterState(settings, client, prefix=f"{prefix}router:")
