@@ -110,6 +110,21 @@ def log_text(log: IO[bytes]) -> str:
     return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
 
 
+def model_entry(upstream_url: str, protocol: str, server_id: str, **more: Any) -> dict[str, Any]:
+    """A `[[models]]` entry serving the upstream at `upstream_url` (speaking `protocol`) as
+    `server_id`, one attempt per turn; `more`: further fields of the entry (`deployment`,
+    `weight`, `fallbacks`, ...)."""
+    return {
+        "server_model_id": server_id,
+        "model": MODELS[protocol],
+        "client_type": protocol,
+        "base_url": upstream_url + bench_client.BASE_PATHS[protocol],
+        "api_key": "$" + UPSTREAM_KEY_ENV,
+        "max_attempts": 1,
+        **more,
+    }
+
+
 class RelayServer:
     """`modelstream serve --config FILE --port 0` in a child process, in front of the emulator.
 
@@ -128,20 +143,16 @@ class RelayServer:
         limits: Mapping[str, int] | None = None,
         redis: str | None = None,
         source: str | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         """`served` maps each protocol to the model id the server serves it as; `redis` is
         the URL of the store to keep streams in (default: the server's memory); `source`, a
-        folder the `modelstream` package is imported from instead of the installed one."""
+        folder the `modelstream` package is imported from instead of the installed one;
+        `settings`, more of the config's top-level settings, over these (a `models` list
+        replaces the one `served` makes: build its entries with `model_entry`)."""
         config: dict[str, Any] = {
             "models": [
-                {
-                    "server_model_id": server_id,
-                    "model": MODELS[protocol],
-                    "client_type": protocol,
-                    "base_url": upstream_url + bench_client.BASE_PATHS[protocol],
-                    "api_key": "$" + UPSTREAM_KEY_ENV,
-                    "max_attempts": 1,
-                }
+                model_entry(upstream_url, protocol, server_id)
                 for protocol, server_id in served.items()
             ],
             "keys": ["$" + SERVER_KEY_ENV],
@@ -152,6 +163,7 @@ class RelayServer:
         }
         if limits is not None:
             config["limits"] = dict(limits)
+        config.update(settings or {})
         path = folder / "server.json"
         path.write_text(json.dumps(config))
         env = {**os.environ, UPSTREAM_KEY_ENV: UPSTREAM_KEY, SERVER_KEY_ENV: SERVER_KEY}
