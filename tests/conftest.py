@@ -12,10 +12,11 @@ from support import ReplayServer  # noqa: E402
 
 # The fixtures the helper modules define, for the tests of every folder: `drive` (client),
 # `serve` (server), `config_file` and `running` (server_process), `redis_url` and `prefix`
-# (redis_server), `store` (traces).
+# (redis_server), `west` and `backup` (routing), `store` (traces).
 pytest_plugins = [
     "support.client",
     "support.redis_server",
+    "support.routing",
     "support.server",
     "support.server_process",
     "support.traces",
