@@ -12,6 +12,7 @@ import httpx
 import orjson
 import pytest
 
+from modelstream.server.stores.redis import RedisStore
 from modelstream.testing import Emulator, Reply, Turn
 from modelstream.traces import TraceStore
 from modelstream.web.keys import key_hash
@@ -46,6 +47,17 @@ OVERLOADED_IN_STREAM = (
 )
 
 
+@pytest.fixture(params=["memory", "redis"])
+def start(request: pytest.FixtureRequest, serve: Serve, prefix: str) -> Serve:
+    """`serve`, with the router's state in this process or in Redis (as with `--redis`)."""
+    if request.param == "memory":
+        return serve
+    redis_url = request.getfixturevalue("redis_url")
+    return lambda **overrides: serve(
+        store=RedisStore.from_url(redis_url, prefix=prefix), **overrides
+    )
+
+
 def text_of(stream: SSEStream) -> str:
     return "".join(
         item.get("text", "")
@@ -65,10 +77,10 @@ def switches(url: str, **labels: str) -> float:
 
 
 def test_a_429_moves_the_turn_on_and_its_retry_after_sets_the_deployment_aside(
-    serve: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator
 ) -> None:
     emu.queue(Reply.status(429, retry_after=30))
-    server = serve(models=claude_models(emu, west))
+    server = start(models=claude_models(emu, west))
 
     first = one_turn(server.url)
     second = one_turn(server.url)  # east is cooling down: west takes it at once
@@ -96,10 +108,10 @@ def test_a_429_moves_the_turn_on_and_its_retry_after_sets_the_deployment_aside(
     ids=["502", "529", "500-in-200", "overload-in-stream", "disconnect", "malformed", "401"],
 )
 def test_a_failure_before_the_first_event_moves_the_turn_to_the_next_deployment(
-    serve: Serve, emu: Emulator, west: Emulator, reply: Reply, reason: str
+    start: Serve, emu: Emulator, west: Emulator, reply: Reply, reason: str
 ) -> None:
     emu.queue(reply)
-    server = serve(models=claude_models(emu, west))
+    server = start(models=claude_models(emu, west))
 
     stream = one_turn(server.url)
 
@@ -111,8 +123,8 @@ def test_a_failure_before_the_first_event_moves_the_turn_to_the_next_deployment(
     assert metric(metrics_of(server.url), COOLDOWNS, deployment="east") == 0
 
 
-def test_a_refused_connect_moves_the_turn_on(serve: Serve, west: Emulator) -> None:
-    server = serve(models=claude_models(closed_port_url(), west))
+def test_a_refused_connect_moves_the_turn_on(start: Serve, west: Emulator) -> None:
+    server = start(models=claude_models(closed_port_url(), west))
 
     stream = one_turn(server.url)
 
@@ -121,11 +133,11 @@ def test_a_refused_connect_moves_the_turn_on(serve: Serve, west: Emulator) -> No
 
 
 def test_an_upstream_that_stalls_before_its_first_event_is_left_after_first_event_timeout(
-    serve: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator
 ) -> None:
     emu.queue(Reply.echo(delay_first_byte=10))
     models = claude_models(emu, west, east_fields={"first_event_timeout_seconds": 0.5})
-    server = serve(models=models)
+    server = start(models=models)
 
     started = time.monotonic()
     stream = one_turn(server.url)
@@ -136,11 +148,11 @@ def test_an_upstream_that_stalls_before_its_first_event_is_left_after_first_even
 
 
 def test_a_stream_that_stalls_after_its_headers_is_left_after_first_event_timeout(
-    serve: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator
 ) -> None:
     emu.queue(Reply.echo(stall_after_bytes=(0, 10)))
     models = claude_models(emu, west, east_fields={"first_event_timeout_seconds": 0.5})
-    server = serve(models=models)
+    server = start(models=models)
 
     started = time.monotonic()
     stream = one_turn(server.url)
@@ -160,12 +172,12 @@ def test_a_stream_that_stalls_after_its_headers_is_left_after_first_event_timeou
     ids=["disconnect", "stall", "malformed"],
 )
 def test_once_content_reached_the_caller_the_turn_never_switches(
-    serve: Serve, emu: Emulator, west: Emulator, fault: dict[str, Any]
+    start: Serve, emu: Emulator, west: Emulator, fault: dict[str, Any]
 ) -> None:
     story = "Once upon a time, a stream was cut after its first words. " * 4
     emu.queue(Reply.turn(Turn.text(story), fragment_size=8, **fault))
     east = {"first_event_timeout_seconds": 0.5, "idle_timeout_seconds": 1.0}
-    server = serve(models=claude_models(emu, west, east_fields=east))
+    server = start(models=claude_models(emu, west, east_fields=east))
 
     stream = one_turn(server.url)
 
@@ -177,7 +189,7 @@ def test_once_content_reached_the_caller_the_turn_never_switches(
 
 
 def test_a_request_the_provider_finds_wrong_is_the_callers_error_and_never_switches(
-    serve: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator
 ) -> None:
     emu.queue(
         Reply.status(
@@ -188,7 +200,7 @@ def test_a_request_the_provider_finds_wrong_is_the_callers_error_and_never_switc
             },
         )
     )
-    server = serve(models=claude_models(emu, west))
+    server = start(models=claude_models(emu, west))
 
     stream = one_turn(server.url)
 
@@ -198,11 +210,11 @@ def test_a_request_the_provider_finds_wrong_is_the_callers_error_and_never_switc
 
 
 def test_fallbacks_are_tried_in_order_after_every_deployment_failed(
-    serve: Serve, emu: Emulator, west: Emulator, backup: Emulator
+    start: Serve, emu: Emulator, west: Emulator, backup: Emulator
 ) -> None:
     emu.queue(Reply.status(503))
     west.queue(Reply.status(500))
-    server = serve(models=claude_models(emu, west, backup))
+    server = start(models=claude_models(emu, west, backup))
 
     stream = one_turn(server.url)
 
@@ -214,11 +226,11 @@ def test_fallbacks_are_tried_in_order_after_every_deployment_failed(
 
 
 def test_when_every_candidate_fails_the_caller_gets_the_last_error(
-    serve: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator
 ) -> None:
     emu.queue(Reply.status(503))
     west.queue(Reply.status(429, retry_after=7))
-    server = serve(models=claude_models(emu, west))
+    server = start(models=claude_models(emu, west))
 
     stream = one_turn(server.url)
 
@@ -228,10 +240,10 @@ def test_when_every_candidate_fails_the_caller_gets_the_last_error(
 
 
 def test_cooldown_failures_sets_a_deployment_aside_after_that_many_failures(
-    serve: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator
 ) -> None:
     emu.queue(Reply.status(500), Reply.status(500))
-    server = serve(
+    server = start(
         models=claude_models(emu, west),
         router={"cooldown_failures": 2, "cooldown_window_seconds": 60, "cooldown_seconds": 30},
     )
@@ -244,10 +256,10 @@ def test_cooldown_failures_sets_a_deployment_aside_after_that_many_failures(
 
 
 def test_a_cooling_deployment_is_still_the_last_resort(
-    serve: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator
 ) -> None:
     emu.queue(Reply.status(429, retry_after=30))
-    server = serve(models=claude_models(emu, west))
+    server = start(models=claude_models(emu, west))
     one_turn(server.url)  # east cools down
     west.queue(Reply.status(503))
 
@@ -258,12 +270,12 @@ def test_a_cooling_deployment_is_still_the_last_resort(
 
 
 def test_each_switch_is_in_the_trace_without_the_upstream_key(
-    serve: Serve, emu: Emulator, west: Emulator, backup: Emulator, tmp_path: Any
+    start: Serve, emu: Emulator, west: Emulator, backup: Emulator, tmp_path: Any
 ) -> None:
     path = tmp_path / "served.sqlite3"
     emu.queue(Reply.status(429, retry_after=30))
     west.queue(Reply.status(502))
-    server = serve(models=claude_models(emu, west, backup), traces=str(path))
+    server = start(models=claude_models(emu, west, backup), traces=str(path))
 
     stream = one_turn(server.url)
     server.stop()
@@ -325,11 +337,11 @@ WIRES: dict[str, tuple[str, dict[str, str], dict[str, Any]]] = {
 
 @pytest.mark.parametrize("wire", list(WIRES))
 def test_every_providers_wire_says_which_deployment_answered(
-    serve: Serve, emu: Emulator, west: Emulator, wire: str
+    start: Serve, emu: Emulator, west: Emulator, wire: str
 ) -> None:
     path, headers, body = WIRES[wire]
     emu.queue(Reply.status(502))
-    server = serve(models=claude_models(emu, west))
+    server = start(models=claude_models(emu, west))
 
     with httpx.Client(base_url=server.url, timeout=20) as http:
         switched = http.post(path, content=orjson.dumps(body), headers=headers)
@@ -344,11 +356,11 @@ def test_every_providers_wire_says_which_deployment_answered(
 
 
 def test_the_streams_route_switches_the_same_way(
-    serve: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator
 ) -> None:
     """/v1/stream sends its headers at once: the switch is in the metrics and the trace."""
     emu.queue(Reply.status(503))
-    server = serve(models=claude_models(emu, west))
+    server = start(models=claude_models(emu, west))
 
     with (
         httpx.Client(base_url=server.url, timeout=20) as http,
@@ -362,10 +374,10 @@ def test_the_streams_route_switches_the_same_way(
 
 
 def test_a_deployment_given_max_attempts_retries_before_the_turn_moves_on(
-    serve: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator
 ) -> None:
     emu.queue(Reply.status(502), Reply.status(502))
-    server = serve(models=claude_models(emu, west, east_fields={"max_attempts": 2}))
+    server = start(models=claude_models(emu, west, east_fields={"max_attempts": 2}))
 
     stream = one_turn(server.url)
 
