@@ -497,3 +497,31 @@ class PoolExhaustedError(StreamTimeoutError):
             "so the request was never sent; run fewer streams at once on this client, or give "
             "it a larger pool (httpx.Limits(max_connections=...) on the http_client you pass)",
         )
+
+
+class StructuredOutputError(ModelstreamError, ValueError):
+    """A final answer asked for in a `response_format` is not one: its text is no JSON, or the
+    JSON does not fit the type. `text` is the raw answer, `problems` each mismatch as "where:
+    what" (empty for a text that is no JSON), `message` the final assistant message (its
+    text, usage and cost are still the turn's)."""
+
+    def __init__(
+        self, what: str, text: str, problems: list[str] | None = None, message: Any = None
+    ) -> None:
+        self.text = text
+        self.problems = list(problems or [])
+        self.message = message
+        detail = "; ".join(self.problems)
+        super().__init__(what + (f": {detail}" if detail else ""))
+
+    def fields(self) -> dict[str, Any]:
+        return {"text": self.text, "problems": self.problems}
+
+
+class StructuredOutputRefusedError(StructuredOutputError):
+    """The model refused to answer in the requested format; `text` is its refusal."""
+
+
+class StructuredOutputCutOffError(StructuredOutputError):
+    """The answer stopped at the output limit (`finish_reason` "length") before its JSON was
+    whole; never parsed as a result. Raise `max_tokens`."""

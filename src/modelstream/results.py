@@ -100,7 +100,13 @@ class AssistantMessage(dict[str, Any]):
     """The final assistant message: the SPEC JSON object itself (a dict, so `message["..."]`,
     `==`, JSON and storage are unchanged), with the reads SDK users reach for as properties."""
 
-    __slots__ = ()
+    __slots__ = ("_parsed",)
+
+    @property
+    def parsed(self) -> Any:
+        """The answer read into the `response_format` type asked for (a pydantic model, a
+        dataclass, a TypedDict's dict, a JSON schema's value); None when none was asked for."""
+        return getattr(self, "_parsed", None)
 
     @property
     def text(self) -> str:

@@ -196,8 +196,9 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     ),
     (
         {"response_format": "json"},
-        "config['response_format'] must be a JSON schema (a dict), or OpenAI's response_format "
-        "wrapper of one, got 'json' (a str)",
+        "config['response_format'] must be a pydantic model, a dataclass or a TypedDict (the "
+        "class), a JSON schema (a dict), or OpenAI's response_format wrapper of one, got 'json' "
+        "(a str)",
     ),
     (
         {"response_format": {"type": "json_schema", "json_schema": {"name": "r"}}},

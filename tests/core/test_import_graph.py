@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),  # errors carry the partial result
     ("jsonwire", "media", "openai_messages"),
     ("messages", "tools", "grammar", "assembler", "framing", "error_bodies", "auth"),
-    ("accumulator",),
+    ("accumulator", "structured"),  # a stream's items; structured answers (partial and final)
     ("protocols",),  # the wire protocols, both directions (sans-IO)
     ("stream", "platforms", "web"),  # the decoding pipeline; cloud platforms; HTTP pieces
     ("catalogue", "traces"),  # the model catalogue; trace recording, storage and the viewer
@@ -66,15 +66,16 @@ ALLOWED: dict[str, frozenset[str]] = {
         "error_bodies": "errors",
         "auth": "errors",
         "accumulator": "items results types",
+        "structured": "errors tools types",
         "protocols": "assembler auth error_bodies errors framing grammar items media "
-        "openai_messages tool_arguments types",
+        "openai_messages structured tool_arguments types",
         "stream": "assembler error_bodies errors framing protocols results types",
         "catalogue": "bounded_json errors platforms protocols results types",
         "web": "auth bounded_json errors",
         "platforms": "auth errors protocols",
         "traces": "auth console errors items platforms protocols results types web",
         "client": "auth catalogue error_bodies errors framing messages platforms protocols "
-        "results stream tools traces types",
+        "results stream structured tools traces types",
         "conversation": "client errors jsonwire messages openai_messages results tools types",
         "testing": "assembler bounded_json errors framing platforms protocols types",
         "server": "auth catalogue client console errors jsonwire openai_messages platforms "

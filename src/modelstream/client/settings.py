@@ -140,12 +140,14 @@ class ClientSettings:
     ) -> tuple[CallPlan, StreamCall]:
         """Route, pick the key and encode now, so configuration errors raise before any IO.
         `config_keys` are config keys given as keyword arguments (`max_tokens=5`)."""
+        from ..structured.output import config_with_output_type
         from ..tools import config_with_tool_definitions  # not imported by a CLI that needs none
 
         messages = as_messages(prompt)
         config = with_config_keys(config, config_keys)
         check_call_config(config)  # every key and value, before function tools are described
         config = config_with_tool_definitions(config)  # function tools → their definitions
+        config, output = config_with_output_type(config)  # a class → its json_schema
         timeouts = self.timeouts if timeout is None else timeouts_from(timeout, "timeout")
         retry = self.retry if max_retries is None else with_max_retries(self.retry, max_retries)
         plan = plan_call(model or self.model or "", messages, config, **self._route_options())
@@ -176,6 +178,7 @@ class ClientSettings:
             trace=recorder,
             trace_sinks=self._trace_sinks,
         )
+        call.output = output  # what the answer is read into (`stream.partial_objects`, parsed)
         return plan, call
 
     def _close_traces(self) -> None:

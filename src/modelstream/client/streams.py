@@ -59,6 +59,7 @@ import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -86,6 +87,9 @@ from .prepare import PreparedRequest
 from .resume import ResumeLimits, StreamResume
 from .retry import RetryNotice, RetryPolicy, backoff_delay, retry_cause, retry_delay
 from .timeouts import Timeouts
+
+if TYPE_CHECKING:
+    from ..structured.output import OutputType
 
 
 class CallState(enum.Enum):
@@ -197,6 +201,8 @@ class StreamCall:
         self._retryable = False
         self._retry_after: float | None = None
         self.retry_notice: RetryNotice | None = None  # the retry `retry_delay()` decided on
+        # the type `response_format` asks the answer to have (set by the client), or None
+        self.output: OutputType[Any] | None = None
         self._trace = trace
         self._trace_sinks = trace_sinks
         # a modelstream server's stream: resumed, not retried, once it has a response id

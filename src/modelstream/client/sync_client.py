@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Self, Unpack
+from typing import Any, Self, Unpack
 
 import httpx
 
@@ -23,6 +23,8 @@ from ..messages import Prompt
 from ..platforms import PlatformOption
 from ..protocols.descriptor import Protocol
 from ..results import AssistantMessage, FinalResponse, PartialResponse
+from ..structured.output import parsed_message
+from ..structured.streaming import Partial, PartialReader, elements_of
 from ..traces.sinks import TracesOption
 from ..types import Config, Event
 from .failures import classify
@@ -266,14 +268,54 @@ class EventStream:
                 if item["type"] == "text.delta" and item["text"]:
                     yield item["text"]
 
+    @property
+    def partial_objects(self) -> Iterator[Partial]:
+        """The answer of a `response_format` turn as it grows: a `Partial` (its `value`, the
+        `open_path` still being written, `instance` for a pydantic model) after each fragment
+        that changes it; at the end the answer is checked once, strictly, and a wrong one
+        raises its `StructuredOutputError`. Reads the same events (a stream is read once)."""
+        return self._partials()
+
+    def _partials(self) -> Iterator[Partial]:
+        reader = self._reader()
+        for event in self:
+            partial = reader.feed(event)
+            if partial is not None:
+                yield partial
+        self.get_final_message()
+
+    def elements(self, path: str | tuple[str | int, ...]) -> Iterator[Any]:
+        """Each element of the list at `path` of the answer (a field name, or a path such as
+        `("order", "lines")`) once it is complete, in order; the answer is checked at the end
+        as by `partial_objects`."""
+        return self._elements((path,) if isinstance(path, str) else tuple(path))
+
+    def _elements(self, path: tuple[str | int, ...]) -> Iterator[Any]:
+        reader = self._reader()
+        for event in self:
+            reader.feed(event)
+            for element in elements_of(reader, path):  # noqa: RUF100, UP028 (the sync twin: yield from)
+                yield element
+        self.get_final_message()
+
+    def _reader(self) -> PartialReader:
+        if self._call.output is None:
+            raise TypeError(
+                "partial_objects and elements read a structured answer: give the turn a "
+                "response_format (a pydantic model, a dataclass, a TypedDict or a JSON schema)"
+            )
+        return PartialReader(self._call.output)
+
     def get_final_message(self) -> AssistantMessage:
         """Read the rest of the stream and return the final assistant message; a stream that
-        did not finish raises its error (which carries the partial), never a partial message."""
+        did not finish raises its error (which carries the partial), never a partial message.
+        With a `response_format`, `message.parsed` is the answer read into it, or this raises
+        its `StructuredOutputError`."""
         for _ in self:
             pass
         result = self._call.result
         if isinstance(result, FinalResponse):
-            return result.message
+            return parsed_message(self._call.output, result.message)
         if self.error is not None:
             raise self.error
         # closed or cancelled before the end: no provider error to raise, the turn is still cut

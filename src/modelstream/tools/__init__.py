@@ -31,7 +31,7 @@ from .schema import (
     type_hints,
 )
 from .type_schema import ToolDefinitionError, TypeSchema
-from .validation import ArgumentProblem, schema_errors
+from .validation import ArgumentProblem, schema_errors, without_nulls_for_optional
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -132,6 +132,10 @@ class FunctionTool(Generic[P, R]):
         """The arguments checked against the schema and converted to the hinted types
         (dataclass instances, enum members, tuples, ...); raises `ToolArgumentsError`."""
         value = dict(arguments) if isinstance(arguments, Mapping) else arguments
+        if self.strict:  # strict mode made optional parameters nullable: a null is "left out"
+            value = without_nulls_for_optional(
+                value, self.parameters, self.parameters.get("$defs") or {}
+            )
         problems = schema_errors(value, self.parameters, self.parameters.get("$defs"))
         if problems:
             raise ToolArgumentsError(self.name, problems)

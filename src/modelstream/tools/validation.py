@@ -296,3 +296,39 @@ def _join(path: str, name: str) -> str:
 
 def _where(path: str) -> str:
     return f"`{path}`" if path else "the arguments"
+
+
+def without_nulls_for_optional(value: Any, schema: Any, defs: Mapping[str, Any]) -> Any:
+    """`value` without the nulls a strict provider writes for the optional fields it had to
+    require (an optional field becomes a required nullable one there: protocols/common/
+    schemas.py), where the schema does not allow null: the field is left out instead, as the
+    type means."""
+    if not isinstance(schema, Mapping):
+        return value
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return without_nulls_for_optional(value, defs.get(ref[len("#/$defs/") :]), defs)
+    if isinstance(value, dict) and isinstance(schema.get("properties"), Mapping):
+        properties, required = schema["properties"], set(schema.get("required") or ())
+        out = {}
+        for key, item in value.items():
+            inner = properties.get(key)
+            if item is None and key not in required and not _allows_null(inner, defs):
+                continue
+            out[key] = without_nulls_for_optional(item, inner, defs)
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [without_nulls_for_optional(item, schema["items"], defs) for item in value]
+    for key in ("anyOf", "oneOf"):
+        arms = schema.get(key)
+        if isinstance(arms, list):
+            for arm in arms:
+                if not schema_errors(without_nulls_for_optional(value, arm, defs), arm, defs):
+                    return without_nulls_for_optional(value, arm, defs)
+    return value
+
+
+def _allows_null(schema: Any, defs: Mapping[str, Any]) -> bool:
+    if not isinstance(schema, Mapping):
+        return True
+    return not schema_errors(None, schema, defs)

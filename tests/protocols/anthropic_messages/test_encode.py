@@ -289,7 +289,8 @@ def test_anthropic_tool_without_parameters_gets_an_empty_object_schema():
 )
 def test_anthropic_response_format_accepts_a_schema_or_openai_wrappers_of_one(response_format):
     sent = body(ANTHROPIC, {"response_format": response_format})
-    assert sent["output_config"] == {"format": {"type": "json_schema", "schema": SCHEMA}}
+    closed = {**SCHEMA, "additionalProperties": False}  # Anthropic takes closed objects only
+    assert sent["output_config"] == {"format": {"type": "json_schema", "schema": closed}}
 
 
 def test_a_json_schema_response_format_without_its_schema_is_refused():
@@ -315,7 +316,7 @@ def test_anthropic_effort_and_schema_share_output_config():
     )
     assert sent["output_config"] == {
         "effort": "low",
-        "format": {"type": "json_schema", "schema": SCHEMA},
+        "format": {"type": "json_schema", "schema": {**SCHEMA, "additionalProperties": False}},
     }
 
 

@@ -588,7 +588,11 @@ def spec_requests(draw: st.DrawFn) -> tuple[str, list[Any], dict[str, Any]]:
         config["response_format"] = {
             "type": "json_schema",
             "name": "response",
-            "schema": {"type": "object", "properties": {"a": {"type": "integer"}}},
+            "schema": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}},
+                "additionalProperties": False,  # closed, as the encoder sends it
+            },
         }
     if draw(st.booleans()):
         config["prompt_caching"] = True

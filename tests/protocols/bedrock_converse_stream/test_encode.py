@@ -32,6 +32,7 @@ NOVA = "us.amazon.nova-micro-v1:0"
 CONFIG_KEYS = tuple(Config.__annotations__)
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+CLOSED = {**SCHEMA, "additionalProperties": False}  # as Converse takes it
 WEATHER = {"name": "get_weather", "description": "Weather for a city.", "parameters": SCHEMA}
 PNG_BYTES = b"\x89PNG\r\n\x1a\n"
 PNG = "data:image/png;base64," + base64.b64encode(PNG_BYTES).decode()
@@ -228,7 +229,7 @@ KEY_CASES: dict[str, tuple[dict[str, Any], Any]] = {
             "outputConfig": {
                 "textFormat": {
                     "type": "json_schema",
-                    "structure": {"jsonSchema": {"schema": json.dumps(SCHEMA), "name": "response"}},
+                    "structure": {"jsonSchema": {"schema": json.dumps(CLOSED), "name": "response"}},
                 }
             }
         },

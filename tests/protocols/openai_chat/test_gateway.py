@@ -619,11 +619,16 @@ _image = st.sampled_from(
         "data:image/jpeg;base64,/9j/4AAQ",
     ]
 )
-_schema = st.fixed_dictionaries(
-    {
-        "type": st.just("object"),
-        "properties": st.dictionaries(_name, st.just({"type": "string"}), max_size=2),
-    }
+# in the form strict mode takes (every property required, the object closed), which the
+# encoder sends as it is
+_schema = st.builds(
+    lambda properties: {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    },
+    st.dictionaries(_name, st.just({"type": "string"}), max_size=2),
 )
 
 

@@ -148,7 +148,8 @@ def test_a_json_schema_response_format_is_the_responses_text_format():
 def test_a_named_strict_response_format_keeps_its_name_and_strictness():
     wrapper = {"name": "answer", "schema": SCHEMA, "strict": True, "description": "One answer."}
     body = encode(RESPONSES, {"response_format": wrapper})
-    expected = {"name": "answer", "schema": SCHEMA, "strict": True, "description": "One answer."}
+    strict = {**SCHEMA, "additionalProperties": False}  # strict mode's form of the schema
+    expected = {"name": "answer", "schema": strict, "strict": True, "description": "One answer."}
     assert body["text"] == {"format": {"type": "json_schema", **expected}}
 
 

@@ -647,13 +647,16 @@ def test_a_function_call_output_gets_the_original_call_id() -> None:
 # --- the request: encoder → body → decode_request -----------------------------------------------
 
 _tool_names = st.sampled_from(["get_weather", "search", "lookup"])
-_schema = st.fixed_dictionaries(
-    {
-        "type": st.just("object"),
-        "properties": st.dictionaries(
-            st.sampled_from("abc"), st.just({"type": "string"}), max_size=2
-        ),
-    }
+# in the form strict mode takes (every property required, the object closed), which the
+# encoder sends as it is
+_schema = st.builds(
+    lambda properties: {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    },
+    st.dictionaries(st.sampled_from("abc"), st.just({"type": "string"}), max_size=2),
 )
 
 

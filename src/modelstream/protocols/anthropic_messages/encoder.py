@@ -8,7 +8,8 @@ Config → body (the full tables are in docs/requests-anthropic-gemini.md):
                        temperature other than 1 nor a top_p under 0.95: raised before sending
   stop                 `stop_sequences`
   seed                 no equivalent: UnsupportedParameterError
-  tools                `tools[]` {name, description, input_schema}
+  tools                `tools[]` {name, description, input_schema, strict?} (strict: the
+                       schema closed and without bounds, as for response_format)
   tool_choice          auto/required/none → {type: auto|any|none}; one name → {type: tool};
                        several names → UnsupportedParameterError; a forced choice with thinking
                        on is rejected by Anthropic, so it raises here; with no tools at all
@@ -68,6 +69,7 @@ from ..common.options import (
     tool_choice_applies,
     tool_list,
 )
+from ..common.schemas import UNBOUNDED, closed_schema
 
 PROTOCOL = "anthropic-messages"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -310,6 +312,9 @@ def _tools(body: dict[str, Any], settings: dict[str, Any], thinking_on: bool) ->
             entry["input_schema"] = (
                 copy.deepcopy(parameters) if parameters else {"type": "object", "properties": {}}
             )
+            if tool.get("strict"):  # strict tool use: the schema in the form it takes
+                entry["strict"] = True
+                entry["input_schema"] = closed_schema(entry["input_schema"], UNBOUNDED)
             encoded.append(entry)
         if settings.get("prompt_caching"):
             encoded[-1]["cache_control"] = _ephemeral()
@@ -369,7 +374,9 @@ def _response_format(body: dict[str, Any], settings: dict[str, Any]) -> None:
         )
     body.setdefault("output_config", {})["format"] = {
         "type": "json_schema",
-        "schema": spec["schema"],
+        # closed objects, no bounds: what its structured output takes (the bounds are checked
+        # when the answer is read)
+        "schema": closed_schema(spec["schema"], UNBOUNDED),
     }
 
 

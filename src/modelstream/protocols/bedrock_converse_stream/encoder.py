@@ -85,6 +85,7 @@ from ..common.options import (
     tool_choice_applies,
     tool_list,
 )
+from ..common.schemas import closed_schema
 
 PROTOCOL = "bedrock-converse-stream"
 EVENT_STREAM = "application/vnd.amazon.eventstream"  # the response body: AWS event-stream
@@ -332,7 +333,9 @@ def _response_format(body: dict[str, Any], settings: dict[str, Any]) -> None:
         raise UnsupportedParameterError(
             "response_format", PROTOCOL, "Converse has no JSON mode without a schema"
         )
-    schema: dict[str, Any] = {"schema": json.dumps(spec["schema"]), "name": spec["name"]}
+    # every object closed, as Converse's structured output wants them
+    closed = closed_schema(spec["schema"])
+    schema: dict[str, Any] = {"schema": json.dumps(closed), "name": spec["name"]}
     if spec.get("description"):
         schema["description"] = spec["description"]
     body.setdefault("outputConfig", {})["textFormat"] = {

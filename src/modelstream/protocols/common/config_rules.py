@@ -274,8 +274,22 @@ def _tool_choice(value: Any, functions: bool) -> Problem | None:
 
 
 def _response_format(value: Any, functions: bool) -> Problem | None:
+    if isinstance(value, type):
+        from ...structured.output import is_output_class  # the tools' schema builder, lazily
+
+        if is_output_class(value):
+            return None
+        return Problem(
+            (),
+            f"is the class {value.__name__}, which is no pydantic model, dataclass or TypedDict: "
+            "give one of those, or a JSON schema dict",
+        )
     if not isinstance(value, dict):
-        return _must("a JSON schema (a dict), or OpenAI's response_format wrapper of one", value)
+        return _must(
+            "a pydantic model, a dataclass or a TypedDict (the class), a JSON schema (a dict), "
+            "or OpenAI's response_format wrapper of one",
+            value,
+        )
     if value.get("type") == "json_schema":
         wrapper = value.get("json_schema", value)
         if not isinstance(wrapper, dict) or not isinstance(wrapper.get("schema"), dict):

@@ -148,7 +148,14 @@ def response_format_spec(response_format: Any, protocol: str) -> dict[str, Any] 
     Chat's `{type: json_schema, json_schema: {name, schema, strict?, description?}}`, Responses'
     `{type: json_schema, name, schema, ...}`, the bare `{name, schema, ...}` (a dict `schema`
     key is no JSON-schema keyword), `{type: json_object}` (JSON mode) or `{type: text}`. A
-    json_schema wrapper without its schema is refused."""
+    json_schema wrapper without its schema is refused. A class (a pydantic model, a dataclass,
+    a TypedDict) is its strict json_schema (`structured.output`)."""
+    if isinstance(response_format, type):
+        from ...structured.output import output_type  # imports the tools' schema builder
+
+        found = output_type(response_format)
+        assert found is not None
+        response_format = found.response_format
     if not isinstance(response_format, dict):
         raise UnsupportedParameterError("response_format", protocol, "must be a JSON schema dict")
     kind = response_format.get("type")

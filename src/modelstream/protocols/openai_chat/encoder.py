@@ -56,6 +56,7 @@ from ..common.options import (
     tool_choice_applies,
     tool_list,
 )
+from ..common.schemas import strict_schema, with_strict_schema
 
 PROTOCOL = "openai-chat"
 STREAMED_AUDIO_FORMAT = "pcm16"  # a streamed audio answer comes in this format only
@@ -96,6 +97,7 @@ class OpenAIChatEncoder:
         if "response_format" in options:
             spec = response_format_spec(options["response_format"], self.protocol)
             if spec is not None and spec["type"] == "json_schema":
+                spec = with_strict_schema(spec)
                 schema = {key: value for key, value in spec.items() if key != "type"}
                 body["response_format"] = {"type": "json_schema", "json_schema": schema}
             elif spec is not None:
@@ -291,6 +293,9 @@ def function_definition(tool: dict[str, Any]) -> dict[str, Any]:
         out["parameters"] = copy.deepcopy(tool["parameters"])
     if tool.get("strict") is not None:
         out["strict"] = bool(tool["strict"])
+    if out.get("strict") and isinstance(out.get("parameters"), dict):
+        # strict mode's form of the schema (every property required, optional ones nullable)
+        out["parameters"] = strict_schema(out["parameters"]) or out["parameters"]
     return out
 
 

@@ -46,6 +46,7 @@ from ..common.options import (
     response_format_spec,
     thinking_level,
 )
+from ..common.schemas import with_strict_schema
 from ..openai_chat.encoder import (
     TOOL_ID_CHARS,
     arguments_json,
@@ -95,7 +96,7 @@ class OpenAIResponsesEncoder:
         if "response_format" in options:
             spec = response_format_spec(options["response_format"], self.protocol)
             if spec is not None:
-                body["text"] = {"format": spec}
+                body["text"] = {"format": with_strict_schema(spec)}
         reasoning: dict[str, Any] = {}
         if "thinking_level" in options:
             level = thinking_level(options["thinking_level"], self.protocol)
