@@ -82,8 +82,8 @@ ALLOWED: dict[str, frozenset[str]] = {
         "protocols results shapes traces types web",
         "playground": "auth catalogue errors web",
         "serving": "catalogue console errors playground server web",
-        "cli": "catalogue client console errors grammar items jsonwire platforms protocols "
-        "results server serving stream testing types",
+        "cli": "bounded_json catalogue client console errors grammar items jsonwire platforms "
+        "protocols results server serving stream testing types",
         "_exports": "accumulator assembler client conversation errors framing grammar "
         "messages protocols results stream tools types",
         "__main__": "cli serving traces",

@@ -37,6 +37,7 @@ from ..results import FinalResponse, PartialResponse, StreamMetadata
 from ..types import Config, Message
 from .live import render_turn
 from .render import JsonlRenderer, PrettyRenderer, Renderer, pretty_console
+from .structured import render_structured, schema_format
 
 # What `stream()` raises before anything is sent: bad usage or configuration, exit status 2.
 _BEFORE_SENDING = (ConfigurationError, UnsupportedParameterError, InvalidMessageError)
@@ -54,7 +55,7 @@ def add_command(commands: Any) -> None:
         epilog=examples(
             "modelstream chat -m claude-sonnet-4-5 Why is the sky blue",
             "git diff | modelstream chat -m gpt-5-mini --system 'Review this diff'",
-            "modelstream chat -m claude-haiku-4-5 -- -v means what in grep",
+            "modelstream chat -m gpt-5-mini --schema order.json 'The order in this mail: ...'",
         ),
     )
     chat.add_argument(
@@ -115,6 +116,12 @@ def add_command(commands: Any) -> None:
         help="write the answer's images and audio to files in DIR (raw PCM as .wav)",
     )
     chat.add_argument(
+        "--schema",
+        metavar="FILE",
+        type=Path,
+        help="ask for an answer of the JSON schema in FILE, shown as the object grows",
+    )
+    chat.add_argument(
         "--json",
         action="store_true",
         help="print the events as JSON lines, as `replay --format jsonl` does",
@@ -136,6 +143,8 @@ def run_chat(args: argparse.Namespace) -> int:
         config["image_output"] = True
     if args.voice is not None:
         config["speech_output"] = {"voice": args.voice}
+    if args.schema is not None:
+        config["response_format"] = schema_format(args.schema)
     messages: list[Message] = [
         {"role": "user", "content_items": [{"type": "text.done", "text": prompt}]}
     ]
@@ -166,6 +175,11 @@ async def _chat(
         # Another server than the provider's is named by its address, not the provider's name.
         where = httpx.URL(base_url).netloc.decode("ascii") if base_url else route.provider
         header = StreamMetadata(route.client_type, provider=where, model=args.model)
+        if args.schema is not None and not args.json:
+            try:
+                return await render_structured(client, messages, config)
+            except _BEFORE_SENDING as error:
+                raise UsageError(str(error)) from None
         renderer: Renderer
         if args.json:
             renderer = JsonlRenderer(sys.stdout.buffer)
