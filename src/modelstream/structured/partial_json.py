@@ -301,15 +301,7 @@ class PartialJSON:
                         raise self._fail(self._base + end, reason)
                     self._place(self._number(token, pos))
                     changed = True
-                    top = self._top
-                    if top is None:
-                        completions.append(())
-                        st = _DONE
-                    else:
-                        completions.append(
-                            (*self._paths[-1], self._key if self._top_is_obj else len(top) - 1)
-                        )
-                        st = _AFTER
+                    st = self._scalar_done(completions)
                     pos = end
                 elif c == "{" or c == "[":
                     container: dict[str, Any] | list[Any] = {} if c == "{" else []
@@ -327,15 +319,7 @@ class PartialJSON:
                         break  # a prefix of the literal: hold it back
                     self._place(literal)
                     changed = True
-                    top = self._top
-                    if top is None:
-                        completions.append(())
-                        st = _DONE
-                    else:
-                        completions.append(
-                            (*self._paths[-1], self._key if self._top_is_obj else len(top) - 1)
-                        )
-                        st = _AFTER
+                    st = self._scalar_done(completions)
                     pos = end
                 elif c == "]" and st == _FIRST:
                     completions.append(self._pop())
@@ -390,6 +374,15 @@ class PartialJSON:
         return self._root
 
     # --- the parts of feed --------------------------------------------------------------------
+
+    def _scalar_done(self, completions: list[Path]) -> int:
+        """Note the scalar just placed as complete; the state after it."""
+        top = self._top
+        if top is None:
+            completions.append(())
+            return _DONE
+        completions.append((*self._paths[-1], self._key if self._top_is_obj else len(top) - 1))
+        return _AFTER
 
     def _fail(self, offset: int, reason: str) -> PartialJSONError:
         self._error = PartialJSONError(offset, reason)

@@ -132,25 +132,15 @@ def test_a_refused_connect_moves_the_turn_on(start: Serve, west: Emulator) -> No
     assert switches(server.url, reason="connect", to="west") == 1
 
 
+@pytest.mark.parametrize(
+    "stall",
+    [Reply.echo(delay_first_byte=10), Reply.echo(stall_after_bytes=(0, 10))],
+    ids=["before-the-headers", "after-the-headers"],
+)
 def test_an_upstream_that_stalls_before_its_first_event_is_left_after_first_event_timeout(
-    start: Serve, emu: Emulator, west: Emulator
+    start: Serve, emu: Emulator, west: Emulator, stall: Reply
 ) -> None:
-    emu.queue(Reply.echo(delay_first_byte=10))
-    models = claude_models(emu, west, east_fields={"first_event_timeout_seconds": 0.5})
-    server = start(models=models)
-
-    started = time.monotonic()
-    stream = one_turn(server.url)
-
-    assert time.monotonic() - started < 5
-    assert stream.done and text_of(stream) == ECHO
-    assert switches(server.url, reason="timeout", to="west") == 1
-
-
-def test_a_stream_that_stalls_after_its_headers_is_left_after_first_event_timeout(
-    start: Serve, emu: Emulator, west: Emulator
-) -> None:
-    emu.queue(Reply.echo(stall_after_bytes=(0, 10)))
+    emu.queue(stall)
     models = claude_models(emu, west, east_fields={"first_event_timeout_seconds": 0.5})
     server = start(models=models)
 
