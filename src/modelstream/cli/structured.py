@@ -37,13 +37,11 @@ async def render_structured(client: AsyncClient, messages: list[Message], config
 
     console = Console(highlight=False, markup=False, emoji=False)
     stream = client.stream(messages, config)
-    value: Any = {}
     try:
         async with stream:
             with Live(console=console, refresh_per_second=12, transient=True) as live:
                 async for partial in stream.partial_objects:
-                    value = partial.value
-                    live.update(JSON.from_data(value))
+                    live.update(JSON.from_data(partial.value))
             message = await stream.get_final_message()
     except StructuredOutputError as error:
         print(f"not an answer of the schema: {error}", file=sys.stderr)

@@ -25,7 +25,7 @@ from ..errors import (
     StructuredOutputRefusedError,
 )
 from ..tools.schema import SchemaBuilder, class_description
-from ..tools.validation import ArgumentProblem, schema_errors, without_nulls_for_optional
+from ..tools.validation import SchemaMismatch, checked, without_nulls_for_optional
 
 T = TypeVar("T")
 M = TypeVar("M")
@@ -73,24 +73,20 @@ class OutputType(Generic[T]):
 
     def check(self, value: Any, text: str) -> T:
         """`value` checked against the schema and converted to the type."""
-        value = without_nulls_for_optional(value, self.schema, self.schema.get("$defs", {}))
-        problems = schema_errors(value, self.schema, self.schema.get("$defs"))
-        if problems:
-            raise StructuredOutputError(f"the answer does not fit {self.name}", text, problems)
+        defs = self.schema.get("$defs")
+        value = without_nulls_for_optional(value, self.schema, defs or {})
+        what = f"the answer does not fit {self.name}"
         try:
-            return self.convert(value)
-        except ArgumentProblem as problem:
-            raise StructuredOutputError(
-                f"the answer does not fit {self.name}", text, [problem.text]
-            ) from None
+            converted: T = checked(value, self.schema, self.convert, defs)
+        except SchemaMismatch as mismatch:
+            raise StructuredOutputError(what, text, mismatch.problems) from None
         except ValueError as exc:  # a pydantic validator, a dataclass's __post_init__
             errors = getattr(exc, "errors", None)
             found = (
                 _pydantic_problems(errors()) if callable(errors) else [" ".join(str(exc).split())]
             )
-            raise StructuredOutputError(
-                f"the answer does not fit {self.name}", text, found
-            ) from exc
+            raise StructuredOutputError(what, text, found) from exc
+        return converted
 
 
 def output_type(response_format: Any) -> OutputType[Any] | None:

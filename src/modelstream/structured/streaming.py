@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from ..types import Event
 from .output import OutputType
@@ -201,8 +201,6 @@ def _construct(model: Any, value: Any) -> Any:
 
 
 def _construct_as(annotation: Any, item: Any) -> Any:
-    from typing import get_args, get_origin
-
     if isinstance(annotation, type) and hasattr(annotation, "model_construct"):
         return _construct(annotation, item)
     if get_origin(annotation) is list and isinstance(item, list):

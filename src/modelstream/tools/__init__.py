@@ -31,7 +31,7 @@ from .schema import (
     type_hints,
 )
 from .type_schema import ToolDefinitionError, TypeSchema
-from .validation import ArgumentProblem, schema_errors, without_nulls_for_optional
+from .validation import SchemaMismatch, checked, without_nulls_for_optional
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -136,13 +136,12 @@ class FunctionTool(Generic[P, R]):
             value = without_nulls_for_optional(
                 value, self.parameters, self.parameters.get("$defs") or {}
             )
-        problems = schema_errors(value, self.parameters, self.parameters.get("$defs"))
-        if problems:
-            raise ToolArgumentsError(self.name, problems)
         try:
-            converted: dict[str, Any] = self._arguments.convert(value)
-        except ArgumentProblem as problem:  # a date that is no date, a bound on a Decimal
-            raise ToolArgumentsError(self.name, [problem.text]) from None
+            converted: dict[str, Any] = checked(
+                value, self.parameters, self._arguments.convert, self.parameters.get("$defs")
+            )
+        except SchemaMismatch as mismatch:
+            raise ToolArgumentsError(self.name, mismatch.problems) from None
         except ValueError as exc:  # a pydantic model's or a dataclass's own checks
             raise ToolArgumentsError(self.name, [" ".join(str(exc).split())]) from exc
         return converted

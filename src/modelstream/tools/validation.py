@@ -323,8 +323,9 @@ def without_nulls_for_optional(value: Any, schema: Any, defs: Mapping[str, Any])
         arms = schema.get(key)
         if isinstance(arms, list):
             for arm in arms:
-                if not schema_errors(without_nulls_for_optional(value, arm, defs), arm, defs):
-                    return without_nulls_for_optional(value, arm, defs)
+                fitted = without_nulls_for_optional(value, arm, defs)
+                if not schema_errors(fitted, arm, defs):
+                    return fitted
     return value
 
 
@@ -332,3 +333,30 @@ def _allows_null(schema: Any, defs: Mapping[str, Any]) -> bool:
     if not isinstance(schema, Mapping):
         return True
     return not schema_errors(None, schema, defs)
+
+
+class SchemaMismatch(Exception):
+    """A value does not fit its schema or its type; `problems` are each "where: what"."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+def checked(
+    value: Any,
+    schema: Mapping[str, Any],
+    convert: Callable[[Any], Any],
+    defs: Mapping[str, Any] | None = None,
+) -> Any:
+    """`value` checked against `schema`, then converted to its type by `convert`: what a tool's
+    arguments and a structured answer both go through. Raises `SchemaMismatch` listing what does
+    not fit; a `ValueError` of `convert` itself (a pydantic validator, a dataclass's
+    `__post_init__`) is raised as it is, for the caller to word."""
+    problems = schema_errors(value, schema, defs)
+    if problems:
+        raise SchemaMismatch(problems)
+    try:
+        return convert(value)
+    except ArgumentProblem as problem:  # a date that is no date, a bound on a Decimal
+        raise SchemaMismatch([problem.text]) from None
