@@ -150,6 +150,21 @@ def json_trees(leaves: st.SearchStrategy[Any], key_size: int = 5) -> st.SearchSt
     )
 
 
+def strict_objects(names: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """Object schemas of up to two string properties named by `names`, in the form strict
+    mode takes (every property required, the object closed), which the encoders send as they
+    are."""
+    return st.builds(
+        lambda properties: {
+            "type": "object",
+            "properties": properties,
+            "required": list(properties),
+            "additionalProperties": False,
+        },
+        st.dictionaries(names, st.just({"type": "string"}), max_size=2),
+    )
+
+
 def usage_dicts(counts: st.SearchStrategy[int | None]) -> st.SearchStrategy[dict[str, Any]]:
     """SPEC usage, each count drawn from `counts`."""
     return st.fixed_dictionaries({key: counts for key in USAGE_KEYS})

@@ -72,6 +72,45 @@ def config_for(emu: Emulator, **overrides: Any) -> dict[str, Any]:
     return config
 
 
+def wire_turn(wire: str, model: str, key: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """One streaming turn of the served `model` in an inbound wire (`stream`, or a provider's
+    client type): its route, the headers that carry `key`, and its body."""
+    bearer = {"authorization": f"Bearer {key}"}
+    hello = [{"role": "user", "content": "hello"}]
+    turns: dict[str, tuple[str, dict[str, str], dict[str, Any]]] = {
+        "stream": ("/v1/stream", bearer, stream_body(model)),
+        "openai-chat": (
+            "/v1/chat/completions",
+            bearer,
+            {"model": model, "stream": True, "max_tokens": 16, "messages": hello},
+        ),
+        "openai-responses": (
+            "/v1/responses",
+            bearer,
+            {"model": model, "stream": True, "input": "hello"},
+        ),
+        "anthropic-messages": (
+            "/v1/messages",
+            {"x-api-key": key, "anthropic-version": "2023-06-01"},
+            {"model": model, "max_tokens": 64, "stream": True, "messages": hello},
+        ),
+        "gemini-generate-content": (
+            f"/v1beta/models/{model}:streamGenerateContent?alt=sse",
+            {"x-goog-api-key": key},
+            {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]},
+        ),
+    }
+    return turns[wire]
+
+
+PROVIDER_WIRES = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini-generate-content",
+)
+
+
 LiveServer = BackgroundServer
 Serve = Callable[..., LiveServer]
 

@@ -13,12 +13,16 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from modelstream.testing import Emulator
+from support.redis_server import RedisProcess
 from support.server import CLIENT_KEY, CLIENT_KEY_ENV, UPSTREAM_KEY, UPSTREAM_KEY_ENV
+
+LISTENING = r"listening on (http://127\.0\.0\.1:\d+)"
 
 CONFIG = """
 keys = ["${client}"]
@@ -83,6 +87,23 @@ def config_file(tmp_path: Path, emu: Emulator) -> Path:
 @pytest.fixture
 def running(config_file: Path) -> Iterator[tuple[ServeProcess, str]]:
     server = ServeProcess("--config", str(config_file), "--port", "0")
-    url = server.wait_for(r"listening on (http://127\.0\.0\.1:\d+)").group(1)
+    url = server.wait_for(LISTENING).group(1)
     yield server, url
     server.stop()
+
+
+@contextmanager
+def serve_processes(config_file: Path, folder: Path, count: int = 2) -> Iterator[list[str]]:
+    """The URLs of `count` `modelstream serve --redis` processes reading `config_file`, on a
+    redis-server of their own (its data in `folder`); all stopped on leaving."""
+    redis = RedisProcess(folder).start()
+    servers = [
+        ServeProcess("--config", str(config_file), "--port", "0", "--redis", redis.url)
+        for _ in range(count)
+    ]
+    try:
+        yield [server.wait_for(LISTENING).group(1) for server in servers]
+    finally:
+        for server in servers:
+            server.stop()
+        redis.stop()

@@ -29,7 +29,15 @@ from modelstream.protocols.common.gateway import GatewayError, InboundRequestErr
 from modelstream.protocols.openai_chat.emulator import openai_error_body
 from modelstream.protocols.openai_chat.writer import UnsupportedOutputError
 from support import decode_chunks
-from support.gateway import call_arguments, delta, draw_pieces, random_cuts, stop, words
+from support.gateway import (
+    call_arguments,
+    delta,
+    draw_pieces,
+    random_cuts,
+    stop,
+    strict_objects,
+    words,
+)
 from support.gateway_openai_chat import (
     GATEWAY,
     MODEL,
@@ -619,17 +627,7 @@ _image = st.sampled_from(
         "data:image/jpeg;base64,/9j/4AAQ",
     ]
 )
-# in the form strict mode takes (every property required, the object closed), which the
-# encoder sends as it is
-_schema = st.builds(
-    lambda properties: {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    },
-    st.dictionaries(_name, st.just({"type": "string"}), max_size=2),
-)
+_schema = strict_objects(_name)
 
 
 @st.composite

@@ -42,6 +42,7 @@ from support.gateway import (
     group,
     random_cuts,
     stop,
+    strict_objects,
     text,
     thinking,
     tool_call,
@@ -647,17 +648,7 @@ def test_a_function_call_output_gets_the_original_call_id() -> None:
 # --- the request: encoder → body → decode_request -----------------------------------------------
 
 _tool_names = st.sampled_from(["get_weather", "search", "lookup"])
-# in the form strict mode takes (every property required, the object closed), which the
-# encoder sends as it is
-_schema = st.builds(
-    lambda properties: {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    },
-    st.dictionaries(st.sampled_from("abc"), st.just({"type": "string"}), max_size=2),
-)
+_schema = strict_objects(st.sampled_from("abc"))
 
 
 @st.composite

@@ -24,44 +24,30 @@ from modelstream.server.metrics import ServerMetrics
 from modelstream.server.relay import KeyLedger
 from modelstream.testing import Emulator
 from modelstream.traces.store import TraceStore
-from support.server import AUTH, UPSTREAM_KEY_ENV, Serve, config_for, read_sse, stream_body
+from support.server import (
+    AUTH,
+    UPSTREAM_KEY_ENV,
+    Serve,
+    config_for,
+    read_sse,
+    stream_body,
+    wire_turn,
+)
 
 ADMIN_KEY = "msk-admin-0f4e2a9c7b1d35"
 ADMIN_KEY_ENV = "MODELSTREAM_TEST_ADMIN_KEY"
 
-# (route, headers of a key, body): one streaming turn in each inbound wire
+# (route, headers of a key, body): one streaming turn in each inbound wire, of the served
+# model that speaks that wire upstream
 WIRES: dict[str, Any] = {
-    "stream": lambda key: ("/v1/stream", {"authorization": f"Bearer {key}"}, stream_body()),
-    "openai-chat": lambda key: (
-        "/v1/chat/completions",
-        {"authorization": f"Bearer {key}"},
-        {
-            "model": "chat",
-            "stream": True,
-            "max_tokens": 16,
-            "messages": [{"role": "user", "content": "hello"}],
-        },
-    ),
-    "openai-responses": lambda key: (
-        "/v1/responses",
-        {"authorization": f"Bearer {key}"},
-        {"model": "responses", "stream": True, "input": "hello"},
-    ),
-    "anthropic-messages": lambda key: (
-        "/v1/messages",
-        {"x-api-key": key, "anthropic-version": "2023-06-01"},
-        {
-            "model": "anthropic",
-            "max_tokens": 64,
-            "stream": True,
-            "messages": [{"role": "user", "content": "hello"}],
-        },
-    ),
-    "gemini-generate-content": lambda key: (
-        "/v1beta/models/gemini:streamGenerateContent?alt=sse",
-        {"x-goog-api-key": key},
-        {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]},
-    ),
+    wire: (lambda key, wire=wire, model=model: wire_turn(wire, model, key))
+    for wire, model in {
+        "stream": "anthropic",
+        "openai-chat": "chat",
+        "openai-responses": "responses",
+        "anthropic-messages": "anthropic",
+        "gemini-generate-content": "gemini",
+    }.items()
 }
 
 

@@ -24,9 +24,8 @@ from modelstream.server.keys import KeyStore, SQLiteKeyStore
 from modelstream.server.metrics import ServerMetrics
 from modelstream.server.relay import KeyLedger
 from modelstream.testing import Emulator
-from support.redis_server import RedisProcess
 from support.server import CLIENT_KEY, CLIENT_KEY_ENV, UPSTREAM_KEY, UPSTREAM_KEY_ENV
-from support.server_process import ServeProcess, write_config
+from support.server_process import serve_processes, write_config
 
 ADMIN_KEY = "msk-admin-9e1c5b7d3a0f26"
 ADMIN_KEY_ENV = "MODELSTREAM_TEST_ADMIN_KEY"
@@ -65,16 +64,8 @@ def config_file(tmp_path: Path, emu: Emulator) -> Path:
 def urls(config_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """Two server processes on one redis-server of the test's own."""
     monkeypatch.setenv(ADMIN_KEY_ENV, ADMIN_KEY)
-    redis = RedisProcess(tmp_path).start()
-    servers = [
-        ServeProcess("--config", str(config_file), "--port", "0", "--redis", redis.url)
-        for _ in range(2)
-    ]
-    found = [s.wait_for(r"listening on (http://127\.0\.0\.1:\d+)").group(1) for s in servers]
-    yield found
-    for server in servers:
-        server.stop()
-    redis.stop()
+    with serve_processes(config_file, tmp_path) as found:
+        yield found
 
 
 def turn(url: str, secret: str) -> tuple[int, str]:

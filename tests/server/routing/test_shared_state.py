@@ -14,7 +14,6 @@ import pytest
 
 from modelstream.server.stores.redis import RedisStore
 from modelstream.testing import Emulator, Reply
-from support.redis_server import RedisProcess
 from support.routing import claude_models, metric, metrics_of
 from support.server import (
     CLIENT_KEY,
@@ -24,7 +23,7 @@ from support.server import (
     post_stream,
     stream_body,
 )
-from support.server_process import ServeProcess
+from support.server_process import serve_processes
 
 COOLDOWNS = "modelstream_server_deployment_cooldowns_total"
 
@@ -132,14 +131,8 @@ def processes(tmp_path: Path, emu: Emulator, west: Emulator) -> Iterator[list[st
     text = CONFIG.replace("{client}", CLIENT_KEY_ENV).replace("{upstream}", UPSTREAM_KEY_ENV)
     text = text.replace("{east}", emu.base_url("anthropic-messages"))
     config.write_text(text.replace("{west}", west.base_url("anthropic-messages")))
-    redis = RedisProcess(tmp_path).start()
-    servers = [
-        ServeProcess("--config", str(config), "--port", "0", "--redis", redis.url) for _ in range(2)
-    ]
-    yield [s.wait_for(r"listening on (http://127\.0\.0\.1:\d+)").group(1) for s in servers]
-    for server in servers:
-        server.stop()
-    redis.stop()
+    with serve_processes(config, tmp_path) as urls:
+        yield urls
 
 
 def messages_turn(url: str) -> httpx.Response:

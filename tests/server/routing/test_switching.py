@@ -26,11 +26,13 @@ from support.routing import (
 from support.server import (
     AUTH,
     CLIENT_KEY,
+    PROVIDER_WIRES,
     UPSTREAM_KEY,
     Serve,
     SSEStream,
     post_stream,
     stream_body,
+    wire_turn,
 )
 
 ECHO = "echo: hello"
@@ -296,40 +298,11 @@ def test_each_switch_is_in_the_trace_without_the_upstream_key(
     assert UPSTREAM_KEY not in path.read_bytes().decode("utf-8", "replace")
 
 
-WIRES: dict[str, tuple[str, dict[str, str], dict[str, Any]]] = {
-    "openai-chat": (
-        "/v1/chat/completions",
-        {"authorization": f"Bearer {CLIENT_KEY}"},
-        {"model": "claude", "stream": True, "messages": [{"role": "user", "content": "hello"}]},
-    ),
-    "openai-responses": (
-        "/v1/responses",
-        {"authorization": f"Bearer {CLIENT_KEY}"},
-        {"model": "claude", "stream": True, "input": "hello"},
-    ),
-    "anthropic-messages": (
-        "/v1/messages",
-        {"x-api-key": CLIENT_KEY, "anthropic-version": "2023-06-01"},
-        {
-            "model": "claude",
-            "max_tokens": 64,
-            "stream": True,
-            "messages": [{"role": "user", "content": "hello"}],
-        },
-    ),
-    "gemini-generate-content": (
-        "/v1beta/models/claude:streamGenerateContent?alt=sse",
-        {"x-goog-api-key": CLIENT_KEY},
-        {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]},
-    ),
-}
-
-
-@pytest.mark.parametrize("wire", list(WIRES))
+@pytest.mark.parametrize("wire", PROVIDER_WIRES)
 def test_every_providers_wire_says_which_deployment_answered(
     start: Serve, emu: Emulator, west: Emulator, wire: str
 ) -> None:
-    path, headers, body = WIRES[wire]
+    path, headers, body = wire_turn(wire, "claude", CLIENT_KEY)
     emu.queue(Reply.status(502))
     server = start(models=claude_models(emu, west))
 
