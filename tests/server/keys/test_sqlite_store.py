@@ -4,6 +4,8 @@ on one file."""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 import stat
 from decimal import Decimal
 from pathlib import Path
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from modelstream.server.keys import Admission, SQLiteKeyStore, default_path
+from modelstream.server.keys.sqlite import CHECKPOINT_EVERY
 from support.keys import (
     MID_MINUTE,
     KeyStoreFactory,
@@ -143,3 +146,71 @@ def test_two_processes_on_one_file_admit_exactly_rpm_requests_in_a_window(
     )
     assert sum(admitted for admitted, _ in results) == 20
     assert sum(refused for _, refused in results) == 40
+
+
+def test_a_turn_waits_for_another_writer_without_stalling_the_event_loop(tmp_path: Path) -> None:
+    """While another process holds the file's write lock, admitting a turn waits (in a thread)
+    until it lets go, and the event loop goes on meanwhile."""
+    path = tmp_path / "keys.sqlite3"
+
+    async def body() -> tuple[int, bool]:
+        store = SQLiteKeyStore(path)
+        _, secret = await store.create("alice", budget="5.00")
+        admission = Admission(store)
+        await admitted(admission, secret.reveal())  # the store is open, on the loop from now
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another writer, as another process would be
+        turn = asyncio.create_task(admitted(admission, secret.reveal()))
+        ticks = 0
+        for _ in range(20):  # the loop keeps running while the turn waits
+            await asyncio.sleep(0.01)
+            ticks += 1
+        waited = not turn.done()
+        other.execute("COMMIT")
+        other.close()
+        await asyncio.wait_for(turn, timeout=10)
+        await store.aclose()
+        return ticks, waited
+
+    ticks, waited = run(body)
+    assert ticks == 20
+    assert waited
+
+
+def test_what_is_written_on_the_event_loop_reaches_the_file_through_a_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """The loop's commits are in the WAL until a worker thread checkpoints them into the file,
+    every CHECKPOINT_EVERY commits (the loop never syncs the disk itself)."""
+    path = tmp_path / "keys.sqlite3"
+
+    def holds_in_the_file() -> int:
+        # immutable: the file alone, without its WAL
+        file = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+        try:
+            return int(file.execute("SELECT count(*) FROM holds").fetchone()[0])
+        except sqlite3.OperationalError:  # not even the schema is in the file yet
+            return 0
+        finally:
+            file.close()
+
+    async def body() -> tuple[int, int]:
+        store = SQLiteKeyStore(path)
+        _, secret = await store.create("alice")
+        admission = Admission(store)
+        for _ in range(10):
+            await admitted(admission, secret.reveal())
+        before = holds_in_the_file()
+        for _ in range(CHECKPOINT_EVERY):
+            await admitted(admission, secret.reveal())
+        for _ in range(500):  # the checkpoint runs in a thread
+            if holds_in_the_file():
+                break
+            await asyncio.sleep(0.01)
+        after = holds_in_the_file()
+        await store.aclose()
+        return before, after
+
+    before, after = run(body)
+    assert before == 0
+    assert after >= CHECKPOINT_EVERY

@@ -6,10 +6,18 @@ change of a record) is one `BEGIN IMMEDIATE` transaction: it takes the file's wr
 it reads, so two processes cannot both read "49 of 50 spent" and both admit. `synchronous =
 NORMAL`: a commit survives the process being killed; a power cut may lose the last commits.
 
-Each operation runs in a worker thread (`asyncio.to_thread`), not on the event loop: the
-statements themselves take microseconds, but `BEGIN IMMEDIATE` waits (up to `busy_timeout`)
-while another process holds the write lock, and that wait must not stall every stream of this
-process. One connection per store, used under a lock, one transaction at a time.
+An operation never waits on the event loop: the statements take microseconds, but `BEGIN
+IMMEDIATE` waits (up to `busy_timeout`) while another process holds the write lock, and that
+wait must not stall every stream of this process. So each operation is first tried on the loop,
+on a connection that does not wait (`timeout=0`): a read in WAL mode does not wait for writers,
+and a write whose `BEGIN IMMEDIATE` finds the lock free is done at once. Only when that
+connection finds the file busy does the operation go to a worker thread (`asyncio.to_thread`),
+on a second connection that waits. The hop to a thread and back costs more CPU than the
+statements, three times per turn (identify, reserve, settle), which is what the router's and
+keys' ≤ 10% budget in `bench/bench_load.py` could not afford. Each connection is used under its
+own lock, one transaction at a time. The loop's connection never checkpoints the WAL (a
+checkpoint syncs the file to disk): every `CHECKPOINT_EVERY` of its commits, a worker thread
+does it.
 """
 
 from __future__ import annotations
@@ -45,6 +53,10 @@ from .windows import MINUTE, budget_window, minute_window
 T = TypeVar("T")
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_SECONDS = 30.0
+CHECKPOINT_EVERY = 500  # commits on the loop's connection between two checkpoints in a thread
+# what the loop's connection does not wait for: another connection's write lock, or its
+# rebuilding of the WAL index
+_WAITED_FOR = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 
 _SCHEMA = (
     """
@@ -124,7 +136,11 @@ class SQLiteKeyStore(KeyStore):
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_path()
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
+        self._db: sqlite3.Connection | None = None  # waits for the write lock, in a thread
+        self._loop_lock = threading.Lock()
+        self._loop_db: sqlite3.Connection | None = None  # never waits, on the event loop
+        self._loop_commits = 0  # since the last checkpoint
+        self._checkpoints: set[asyncio.Task[object]] = set()
 
     def __repr__(self) -> str:
         return f"SQLiteKeyStore({str(self.path)!r})"
@@ -224,6 +240,12 @@ class SQLiteKeyStore(KeyStore):
         ]
 
     async def aclose(self) -> None:
+        if self._checkpoints:  # else one would open the file again after it is closed
+            await asyncio.gather(*self._checkpoints, return_exceptions=True)
+        with self._loop_lock:
+            if self._loop_db is not None:
+                self._loop_db.close()
+                self._loop_db = None
         with self._lock:
             if self._db is not None:
                 self._db.close()
@@ -279,12 +301,39 @@ class SQLiteKeyStore(KeyStore):
     # --- the file ---------------------------------------------------------------------------
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work` on the loop's connection when the file lets it run at once, else in a
+        thread (module docstring)."""
+        if self._loop_db is not None and self._loop_lock.acquire(blocking=False):
+            try:
+                db = self._loop_db
+                if db is not None:
+                    changes = db.total_changes
+                    done = work(db)
+                    if db.total_changes != changes:
+                        self._committed_on_loop()
+                    return done
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode not in _WAITED_FOR:
+                    raise
+                # another process is writing; its transaction, if any, rolled back (`_immediate`)
+            finally:
+                self._loop_lock.release()
         return await asyncio.to_thread(self._locked, work)
+
+    def _committed_on_loop(self) -> None:
+        self._loop_commits += 1
+        if self._loop_commits >= CHECKPOINT_EVERY:
+            self._loop_commits = 0
+            checkpoint = asyncio.create_task(asyncio.to_thread(self._locked, _checkpoint))
+            self._checkpoints.add(checkpoint)  # kept until done, so it is not collected early
+            checkpoint.add_done_callback(self._checkpoints.discard)
 
     def _locked(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
             if self._db is None:
                 self._db = self._connect()
+            if self._loop_db is None:
+                self._open_loop_connection()
             return work(self._db)
 
     def _connect(self) -> sqlite3.Connection:
@@ -301,6 +350,15 @@ class SQLiteKeyStore(KeyStore):
             for statement in _SCHEMA:
                 db.execute(statement)
         return db
+
+    def _open_loop_connection(self) -> None:
+        """The connection that never waits, once the file is in WAL mode with its schema (the
+        mode is the file's; these settings are the connection's)."""
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA wal_autocheckpoint = 0")
+        with self._loop_lock:
+            self._loop_db = db
 
 
 def _reserve(
@@ -386,6 +444,11 @@ def _record(text: str) -> KeyRecord:
 
 def _json(record: KeyRecord) -> str:
     return orjson.dumps(record.to_json()).decode()
+
+
+def _checkpoint(db: sqlite3.Connection) -> None:
+    """Copy the WAL's committed pages into the file, as far as readers allow (never waits)."""
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 @contextmanager
