@@ -18,6 +18,7 @@ from ..errors import ConfigurationError
 from ..types import Config, Message
 from .common.decoding import StreamDecoderAdapter
 from .common.encoding import ProviderRequest, RequestEncoder
+from .common.gateway import GatewayWire
 from .descriptor import Protocol, Provider
 
 # one line per protocol: the package under modelstream/protocols/ that defines its PROTOCOL
@@ -40,6 +41,20 @@ def _load(package: str) -> Protocol:
 
 
 REGISTRY: Mapping[str, Protocol] = MappingProxyType({p.name: p for p in map(_load, _PACKAGES)})
+
+# The front-end wires (docs/frontends.md): the server answers in them, and no provider speaks
+# them, so they are gateway wires without an upstream half, by name.
+_FRONTEND_PACKAGES = ("ai_sdk_ui",)
+
+
+def _load_frontend(package: str) -> tuple[str, GatewayWire]:
+    module = importlib.import_module(f"{__name__}.{package}")
+    return module.NAME, module.GATEWAY
+
+
+FRONTENDS: Mapping[str, GatewayWire] = MappingProxyType(
+    dict(map(_load_frontend, _FRONTEND_PACKAGES))
+)
 
 # Every protocol a client can speak: the values `client_type=` accepts.
 CLIENT_TYPES: tuple[str, ...] = tuple(REGISTRY)
@@ -107,6 +122,7 @@ __all__ = [
     "CLIENT_TYPES",
     "EMBEDDING_PROTOCOLS",
     "ERROR_WORDS",
+    "FRONTENDS",
     "PROTOCOLS",
     "REGISTRY",
     "Protocol",

@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 from ...types import Config, Event, Message
 from .fidelity_seal import FidelitySeal
 
-RouteKind = Literal["generate", "count_tokens", "models", "embeddings", "retrieve"]
+RouteKind = Literal["generate", "count_tokens", "models", "embeddings", "retrieve", "reconnect"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,9 @@ class InboundRequest:
     # messages and answer go before `messages`; `keep`: a later request may continue this one
     continues: str | None = None
     keep: bool = False
+    # the caller's own name for the conversation (the AI SDK's chat id): a `reconnect` route
+    # finds the conversation's last stream by it
+    conversation: str | None = None
 
 
 class InboundRequestError(Exception):
@@ -237,6 +240,8 @@ class GatewayWire:
     # the answer of a count-tokens route (`{"input_tokens": n}`, `{"totalTokens": n}`)
     count_tokens_body: Callable[[int], dict[str, Any]] | None = None
     content_type: str = "text/event-stream; charset=utf-8"  # of a streamed answer
+    # more headers of a streamed answer (the AI SDK's `x-vercel-ai-ui-message-stream: v1`)
+    stream_headers: Mapping[str, str] = field(default_factory=dict)
 
 
 __all__ = [

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -32,7 +33,7 @@ from starlette.routing import Route
 from ...client.routing import resolve_route
 from ...errors import ModelstreamError
 from ...jsonwire import dumps, loads_event, loads_messages
-from ...protocols import REGISTRY
+from ...protocols import FRONTENDS, REGISTRY
 from ...protocols.common.fidelity_seal import FidelityForgedError, FidelitySeal
 from ...protocols.common.gateway import (
     GatewayError,
@@ -69,6 +70,9 @@ _ESTIMATE_HEADER = "x-modelstream-token-estimate"
 # a kept turn's messages may be this many times the body limit (a chain of continued turns
 # holds the whole conversation); a larger one is not kept, and cannot be continued
 _KEEP_FACTOR = 4
+# how long a conversation's name finds its last stream (the stream itself is kept only
+# `retain_seconds` after it ends: a name that outlives it finds nothing)
+_NAME_SECONDS = 86_400.0
 # A count-tokens answer is an estimate from the request's size (no upstream is asked): about
 # four bytes of text a token, and a flat count per image
 _BYTES_PER_TOKEN = 4
@@ -120,12 +124,10 @@ class Gateway:
         """The routes of every wire, but for the paths in `taken` (served by the app itself)
         and the routes that answer only requests with a header (`shared`)."""
         out: list[Route] = []
-        for protocol in REGISTRY.values():
-            gateway = protocol.gateway
-            if gateway is None:
-                continue
+        wires = [(p.name, p.gateway) for p in REGISTRY.values() if p.gateway is not None]
+        for name, gateway in [*wires, *FRONTENDS.items()]:
             for route in gateway.routes:
-                endpoint = self._endpoint(protocol.name, gateway, route)
+                endpoint = self._endpoint(name, gateway, route)
                 if endpoint is None:
                     continue
                 if route.header is not None:
@@ -175,6 +177,12 @@ class Gateway:
                 return await self._retrieve(name, wire_, request)
 
             return retrieve
+        if route.kind == "reconnect":
+
+            async def reconnect(request: Request) -> Response:
+                return await self._reconnect(name, wire_, request)
+
+            return reconnect
         if route.kind == "models" and wire_.models_body is not None:
             models_body = wire_.models_body
 
@@ -322,6 +330,8 @@ class Gateway:
                 raise bad_input(exc) from None
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise unexpected_shape(exc) from None
+            if inbound.conversation is not None:
+                await self._name(name, caller, inbound.conversation, response_id)
         except Refusal as refusal:
             return self._refused(name, wire_, refusal)
         return WriteContext(
@@ -356,7 +366,7 @@ class Gateway:
             return await self._final(wire_, ctx, reader, first, headers)
         content_type = inbound.content_type or wire_.content_type
         body = self._frames(wire_.writer(ctx), reader, first, content_type)
-        response = EventStreamResponse(body, {**SSE_HEADERS, **headers})
+        response = EventStreamResponse(body, {**SSE_HEADERS, **wire_.stream_headers, **headers})
         response.headers["content-type"] = content_type
         return response
 
@@ -421,17 +431,7 @@ class Gateway:
         except Refusal as refusal:
             return self._refused(name, wire_, refusal)
         self.metrics.requests.inc(name, "resumed")
-        inbound = InboundRequest(
-            context["model"], [], {}, stream=True, options=context.get("options") or {}
-        )
-        ctx = WriteContext(
-            response_id=response_id,
-            model=context["model"],
-            created=context["created"],
-            upstream=context["upstream"],
-            seal=self.seal,
-            request=inbound,
-        )
+        ctx = self._stored_context(response_id, context)
         reader = self.relay.store.read(response_id, 0, idle_timeout=self.settings.keepalive_seconds)
         headers = {wire.RESPONSE_ID_HEADER: response_id}
         if request.query_params.get("stream", "").lower() != "true" or wire_.writer is None:
@@ -444,6 +444,65 @@ class Gateway:
         skip = int(after) + 1 if after is not None else 0
         body = self._frames(wire_.writer(ctx), reader, [], wire_.content_type, skip)
         response = EventStreamResponse(body, {**SSE_HEADERS, **headers})
+        response.headers["content-type"] = wire_.content_type
+        return response
+
+    def _stored_context(self, response_id: str, context: dict[str, Any]) -> WriteContext:
+        """The writer's context of a stored stream, from its meta (`_meta`)."""
+        inbound = InboundRequest(
+            context["model"], [], {}, stream=True, options=context.get("options") or {}
+        )
+        return WriteContext(
+            response_id=response_id,
+            model=context["model"],
+            created=context["created"],
+            upstream=context["upstream"],
+            seal=self.seal,
+            request=inbound,
+        )
+
+    async def _name(
+        self, name: str, caller: str | None, conversation: str, response_id: str
+    ) -> None:
+        """Let the conversation's reconnect find this stream (`StreamStore.name_stream`)."""
+        try:
+            await self.relay.store.name_stream(
+                _conversation_name(name, caller, conversation), response_id, _NAME_SECONDS
+            )
+        except StoreError as exc:  # the turn goes on; only its reconnect by name is lost
+            log.error("stream %s: naming it failed: %s", stream_ref(response_id), exc)
+
+    async def _reconnect(self, name: str, wire_: GatewayWire, request: Request) -> Response:
+        """A conversation's last stream again, from its start, while the store keeps it (on
+        any instance that shares the store); 204 when there is none: the client has nothing
+        to resume."""
+        conversation = request.path_params["conversation"]
+        try:
+            caller = (await self.caller(wire_, request)).holder
+        except Refusal as refusal:
+            return self._refused(name, wire_, refusal)
+        try:
+            found = await self.relay.store.named_stream(
+                _conversation_name(name, caller, conversation)
+            )
+            meta = None if found is None else await self.relay.meta_for(found, caller or "")
+        except StoreError as exc:
+            log.error("a reconnect lost its store: %s", exc)
+            return wire_error(wire_, _store_lost())
+        context = _context_of(meta, name)
+        if found is None or context is None or wire_.writer is None:
+            return Response(status_code=204)
+        self.metrics.requests.inc(name, "resumed")
+        reader = self.relay.store.read(found, 0, idle_timeout=self.settings.keepalive_seconds)
+        try:
+            first = await _first_entries(reader)
+        except StoreError:
+            await reader.aclose()
+            return wire_error(wire_, _store_lost())
+        writer = wire_.writer(self._stored_context(found, context))
+        body = self._frames(writer, reader, first, wire_.content_type)
+        headers = {**SSE_HEADERS, **wire_.stream_headers, wire.RESPONSE_ID_HEADER: found}
+        response = EventStreamResponse(body, headers)
         response.headers["content-type"] = wire_.content_type
         return response
 
@@ -572,6 +631,14 @@ def estimate_input_tokens(messages: Sequence[Message], config: Config) -> int:
                 size += len(orjson.dumps(item.get("arguments", {})))
             images += len(item.get("images", []) if item["type"] == "tool_result.done" else [])
     return -(-size // _BYTES_PER_TOKEN) + images * _IMAGE_TOKENS
+
+
+def _conversation_name(wire_name: str, caller: str | None, conversation: str) -> str:
+    """A conversation's stream name: its wire's, and a hash of the caller's key hash and the
+    caller's name for it, so no other key finds it, and no text of a caller's reaches a key
+    of the store as it is."""
+    digest = hashlib.sha256(f"{caller or ''}\0{conversation}".encode()).hexdigest()
+    return f"{wire_name}:{digest}"
 
 
 def _context_of(meta: str | None, name: str) -> dict[str, Any] | None:

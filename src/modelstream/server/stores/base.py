@@ -23,11 +23,14 @@ Streams store implements the same methods so that any instance can serve a resum
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from ...errors import ModelstreamError
+
+MAX_NAMES = 100_000  # stream names kept in a process (`StreamStore.name_stream`)
 
 # (seq, data) of one stored event
 Entry = tuple[int, bytes]
@@ -171,6 +174,25 @@ class StreamStore(ABC):
     @abstractmethod
     async def expire(self, response_id: str, seconds: float) -> None:
         """Forget the stream `seconds` from now (used once it finished)."""
+
+    async def name_stream(self, name: str, response_id: str, seconds: float) -> None:
+        """Let `named_stream(name)` find this stream for `seconds`: a conversation's last stream,
+        by a name its caller knows (the AI SDK's reconnect by chat id). A later call with the
+        same name points it at the later stream. This default keeps the names in this process
+        (the newest `MAX_NAMES`); a store that several processes share keeps them there."""
+        names: dict[str, tuple[str, float]] = self.__dict__.setdefault("_stream_names", {})
+        names.pop(name, None)
+        names[name] = (response_id, time.monotonic() + seconds)
+        while len(names) > MAX_NAMES:
+            del names[next(iter(names))]
+
+    async def named_stream(self, name: str) -> str | None:
+        """The stream last named `name` (`name_stream`), None once the name lapsed."""
+        names: dict[str, tuple[str, float]] = self.__dict__.get("_stream_names", {})
+        found = names.get(name)
+        if found is None or found[1] <= time.monotonic():
+            return None
+        return found[0]
 
     async def check(self) -> None:  # noqa: B027 - optional hook, not abstract
         """Raise `StoreUnavailableError` unless the store can serve now (for /healthz); the

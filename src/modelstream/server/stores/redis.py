@@ -10,7 +10,9 @@ Theory of operation. Each stream is three keys under `{prefix}s:{response_id}`:
     :events   stream   entry `<seq>-0` {d: data} per event; `<last>-1` {end: 1} marks finished
     :readers  zset     reader token -> lease end (ms), one member per open `read` iterator
 
-and four keys under `{prefix}g:` are shared by all streams: `bytes` (the total counted against
+A stream's name (`name_stream`: a conversation's last stream) is `{prefix}n:<name>`, a string
+holding its response id, expiring with the name. Four keys under `{prefix}g:` are shared by all
+streams: `bytes` (the total counted against
 `max_bytes`), `sizes` (hash: bytes per stream), `finished` (zset by finish time: eviction order)
 and `expiry` (zset by expiry time). Every operation is one op of the store's Lua script, so
 the seq check, the caps and the accounting are atomic across processes, and every time is
@@ -571,6 +573,23 @@ class RedisStore(StreamStore):
         reply = await self._op(b"e", response_id, max(0, round(seconds * 1000)))
         if reply[0] == b"unknown":
             raise UnknownStreamError(response_id)
+
+    async def name_stream(self, name: str, response_id: str, seconds: float) -> None:
+        """The name in Redis (`{prefix}n:<name>`), so every process behind it finds it."""
+        with _store_errors():
+            await self.client.set(
+                self._name_key(name), response_id, px=max(1, round(seconds * 1000))
+            )
+
+    async def named_stream(self, name: str) -> str | None:
+        with _store_errors():
+            found = await self.client.get(self._name_key(name))
+        if isinstance(found, bytes):
+            return found.decode("ascii", "replace")
+        return found
+
+    def _name_key(self, name: str) -> str:
+        return f"{self.prefix}n:{name}"
 
     async def check(self) -> None:
         try:

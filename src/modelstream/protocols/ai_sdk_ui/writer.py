@@ -1,0 +1,221 @@
+"""SPEC events written as the AI SDK's UI message stream (protocol v1, the body a `useChat`
+front-end reads with `DefaultChatTransport`): one `data: <chunk JSON>` frame per chunk, then
+`data: [DONE]`. The response carries `x-vercel-ai-ui-message-stream: v1`.
+
+    first event   `start` {messageId, messageMetadata: {responseId, model}}, then `start-step`
+    text          `text-start` {id}, `text-delta` {id, delta} per non-empty fragment, `text-end`
+    thinking      `reasoning-start`, `reasoning-delta`, `reasoning-end` (the same way)
+    tool call     `tool-input-start` {toolCallId, toolName}, `tool-input-delta` {toolCallId,
+                  inputTextDelta} per fragment, `tool-input-available` {..., input} at its end
+    structured    with a JSON-schema `response_format`, the answer's value so far as a
+                  `data-object` part {id: "object", data}, again after each text fragment that
+                  changes it (the client keeps one part per id, replaced each time: the page
+                  shows `parts.find(p => p.type === "data-object").data` as it grows; a
+                  half-written string shows, a half-written number or literal does not)
+    stop          `finish-step`, `finish` {finishReason: stop | length | tool-calls | other,
+                  messageMetadata: {responseId, model, usage}}, `data: [DONE]`
+    error         `error` {errorText}, then `data: [DONE]`: the client's chat ends in its
+                  error state, never as finished, and keeps what it showed
+
+A resume replays the stream from its start (the transport's `resumeStreamIsReplay`): the same
+`messageId`, so the client starts the message over and ends with the exact text.
+
+Items a UI message cannot carry from a model (images and other inline data, inline thinking,
+embeddings) end the stream with an `error` naming them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ...structured.partial_json import NOTHING, PartialJSON, PartialJSONError
+from ...types import Event, FinishReason, Message, Usage
+from ..common.gateway import GatewayError, UnsupportedOutputError, WriteContext
+
+STREAM_HEADERS = {"x-vercel-ai-ui-message-stream": "v1"}
+OBJECT_PART_ID = "object"
+
+FINISH_REASON: dict[FinishReason, str] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_call": "tool-calls",
+    "unknown": "other",
+}
+_DONE_FRAME = b"data: [DONE]\n\n"
+_CARRIED = frozenset({"text", "thinking", "tool_call"})
+
+
+def message_id(ctx: WriteContext) -> str:
+    """The UI message's id: the stream's own (`resp_…` → `msg_…`), the same on every replay."""
+    return "msg_" + ctx.response_id.removeprefix("resp_")
+
+
+class UIMessageStreamWriter:
+    """One UI message stream: SPEC events in, `data:` frames out (module docstring)."""
+
+    def __init__(self, ctx: WriteContext) -> None:
+        self._ctx = ctx
+        self._metadata = {"responseId": ctx.response_id, "model": ctx.model}
+        self._started = False
+        self._ended = False
+        self._open: str | None = None  # the kind of the open item
+        self._parts = 0  # text and reasoning parts so far, for their ids
+        self._part_id = ""
+        self._call_id = ""
+        self._call_name = ""
+        # the answer's JSON as it grows, when the request asked for one
+        self._object: PartialJSON | None = (
+            PartialJSON() if ctx.request.options.get("structured") else None
+        )
+
+    def feed(self, event: Event) -> list[bytes]:
+        if self._ended:
+            return []
+        frames = [] if self._started else self._start()
+        if event["event_type"] == "stop":
+            if self._open is not None:
+                return frames + self._broken(f"the turn stopped inside an open {self._open} item")
+            return frames + self._stop(event)
+        items = event["content_items"]
+        if len(items) != 1:
+            return frames + self._broken("a delta event must carry exactly one item")
+        item: dict[str, Any] = items[0]  # type: ignore[assignment]
+        kind, _, phase = item["type"].partition(".")
+        if kind not in _CARRIED:
+            return frames + self.fail(
+                GatewayError(
+                    502,
+                    "UnsupportedOutputError",
+                    f"the answer holds a {kind} item ({item.get('mime_type') or 'no type'}), "
+                    "which a UI message stream cannot carry",
+                )
+            )
+        if phase == "delta":
+            if self._open is None:
+                self._open = kind
+                frames += self._open_item(kind, item)
+            elif self._open != kind:
+                return frames + self._broken(f"a {kind} fragment inside an open {self._open} item")
+            frames += self._fragment(kind, item)
+        elif self._open != kind:
+            return frames + self._broken(f"{item['type']} without its fragments")
+        else:
+            self._open = None
+            frames += self._close_item(kind, item)
+        return frames
+
+    def fail(self, error: GatewayError) -> list[bytes]:
+        if self._ended:
+            return []
+        self._ended = True
+        frames = [] if self._started else self._start()
+        return [*frames, _frame({"type": "error", "errorText": error.message}), _DONE_FRAME]
+
+    # --- items -------------------------------------------------------------------------------
+
+    def _open_item(self, kind: str, item: dict[str, Any]) -> list[bytes]:
+        if kind == "tool_call":
+            self._call_id, self._call_name = item["tool_call_id"], item["name"]
+            start = {"type": "tool-input-start", "toolCallId": self._call_id}
+            return [_frame({**start, "toolName": self._call_name})]
+        self._parts += 1
+        self._part_id = f"{'t' if kind == 'text' else 'r'}{self._parts}"
+        part = "text" if kind == "text" else "reasoning"
+        return [_frame({"type": f"{part}-start", "id": self._part_id})]
+
+    def _fragment(self, kind: str, item: dict[str, Any]) -> list[bytes]:
+        if kind == "tool_call":
+            if not item["arguments"]:
+                return []
+            delta = {"type": "tool-input-delta", "toolCallId": self._call_id}
+            return [_frame({**delta, "inputTextDelta": item["arguments"]})]
+        text = item["text"] if kind == "text" else item["thinking"]
+        if not text:
+            return []
+        part = "text" if kind == "text" else "reasoning"
+        frames = [_frame({"type": f"{part}-delta", "id": self._part_id, "delta": text})]
+        if kind == "text" and self._object is not None:
+            frames += self._object_frames(text)
+        return frames
+
+    def _close_item(self, kind: str, item: dict[str, Any]) -> list[bytes]:
+        if kind == "tool_call":
+            available = {"type": "tool-input-available", "toolCallId": self._call_id}
+            return [_frame({**available, "toolName": self._call_name, "input": item["arguments"]})]
+        part = "text" if kind == "text" else "reasoning"
+        return [_frame({"type": f"{part}-end", "id": self._part_id})]
+
+    def _object_frames(self, text: str) -> list[bytes]:
+        """The `data-object` part again, when this fragment changed the answer's value."""
+        assert self._object is not None
+        try:
+            changed = self._object.feed(text)
+        except PartialJSONError:  # not JSON: the text part shows it; no object to show
+            self._object = None
+            return []
+        if not changed or self._object.value is NOTHING:
+            return []
+        data = {"type": "data-object", "id": OBJECT_PART_ID, "data": self._object.value}
+        return [_frame(data)]
+
+    # --- start and end -----------------------------------------------------------------------
+
+    def _start(self) -> list[bytes]:
+        self._started = True
+        start = {"type": "start", "messageId": message_id(self._ctx)}
+        return [
+            _frame({**start, "messageMetadata": self._metadata}),
+            _frame({"type": "start-step"}),
+        ]
+
+    def _stop(self, event: Event) -> list[bytes]:
+        self._ended = True
+        finish = FINISH_REASON.get(event["finish_reason"] or "stop", "other")
+        metadata = {**self._metadata, "usage": usage_fields(event["usage_metadata"])}
+        return [
+            _frame({"type": "finish-step"}),
+            _frame({"type": "finish", "finishReason": finish, "messageMetadata": metadata}),
+            _DONE_FRAME,
+        ]
+
+    def _broken(self, why: str) -> list[bytes]:
+        """Events that break the grammar: a bug upstream of the writer, never a normal end."""
+        message = f"the gateway produced an invalid stream: {why}"
+        return self.fail(GatewayError(500, "StreamProtocolError", message))
+
+
+def writer(ctx: WriteContext) -> UIMessageStreamWriter:
+    return UIMessageStreamWriter(ctx)
+
+
+def usage_fields(usage: Usage | None) -> dict[str, int]:
+    """The turn's usage as the AI SDK names it (`inputTokens`, `outputTokens`, ...); a count
+    the upstream did not give is left out, never sent as 0."""
+    if not usage:
+        return {}
+    response, thoughts = usage["response_tokens"], usage["thoughts_tokens"]
+    fields = {
+        "inputTokens": usage["prompt_tokens"],
+        "outputTokens": None if response is None else response + (thoughts or 0),
+        "reasoningTokens": thoughts,
+        "cachedInputTokens": usage["cached_tokens"],
+    }
+    return {name: count for name, count in fields.items() if count is not None}
+
+
+def final_body(ctx: WriteContext, message: Message) -> dict[str, Any]:
+    """A UI message stream is only ever streamed (`decode_request` always asks for it)."""
+    del ctx, message
+    raise UnsupportedOutputError("the AI SDK's UI message stream has no non-stream answer")
+
+
+def error_body(error: GatewayError) -> dict[str, Any]:
+    """An error before the stream began: the HTTP status, and this body, which the transport
+    shows as the chat's error message (it reads the body's text)."""
+    return {"error": {"type": error.type, "message": error.message}}
+
+
+def _frame(chunk: dict[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(chunk) + b"\n\n"
