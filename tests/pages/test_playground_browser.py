@@ -6,9 +6,6 @@ tmp/artifacts/playground/."""
 from __future__ import annotations
 
 import base64
-import contextlib
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +16,7 @@ import pytest
 from modelstream.testing import Emulator, Reply, Text, Thinking, ToolCall, Turn
 from support import REPO
 from support.browser import launched_chromium
+from support.cutting_proxy import CuttingProxy
 from support.server import CLIENT_KEY, Serve
 from support.traces import png_data_url
 
@@ -202,67 +200,6 @@ def test_stop_cancels_the_upstream_call(serve: Serve, emu: Emulator, page: Any) 
     # the answer so far goes back as it was shown (a line break it ended on is not shown)
     assert sent[1]["content"].rstrip("\n") == stopped_at
     only_from(page, server.url)
-
-
-class CuttingProxy:
-    """A TCP relay in front of the server whose connections the test can cut, as a network
-    would: the page's fetch then fails mid-stream. It notes each request line it relays."""
-
-    def __init__(self, target_port: int) -> None:
-        self.target_port = target_port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.connections: list[socket.socket] = []
-        self.request_lines: list[str] = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(("127.0.0.1", self.target_port))
-            with self.lock:
-                self.connections += [client, upstream]
-            threading.Thread(target=self._pipe, args=(client, upstream, True), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client, False), daemon=True).start()
-
-    def _pipe(self, source: socket.socket, sink: socket.socket, requests: bool) -> None:
-        try:
-            while data := source.recv(65536):
-                if requests:
-                    with self.lock:
-                        self.request_lines += [
-                            line.decode("latin-1")
-                            for line in data.split(b"\r\n")
-                            if line.startswith((b"GET ", b"POST "))
-                        ]
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for end in (source, sink):
-                with contextlib.suppress(OSError):
-                    end.shutdown(socket.SHUT_RDWR)
-
-    def cut(self) -> None:
-        """Drop every open connection at once (the page's and the server's side)."""
-        with self.lock:
-            connections, self.connections = self.connections, []
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
-            connection.close()
-
-    def close(self) -> None:
-        self.listener.close()
-        self.cut()
 
 
 def test_a_dropped_connection_resumes_without_a_lost_or_doubled_character(

@@ -81,13 +81,14 @@ def decode_request(body: Any, call: InboundCall, seal: FidelitySeal) -> InboundR
     except ShapeError as exc:
         raise InboundRequestError(str(exc), param=exc.path) from None
     format_ = config.get("response_format")
-    structured = isinstance(format_, dict) and format_.get("type") == "json_schema"
+    # a JSON schema's answer is also shown as its value (writer.py); kept for a replay too
+    options = {"response_format": format_} if isinstance(format_, dict) else {}
     return InboundRequest(
         model=model,
         messages=loads_messages(orjson.dumps(converted)),
         config=config,
         stream=True,
-        options={"structured": structured},
+        options=options,
         ignored=tuple(sorted(key for key in body if key not in _TRANSPORT_FIELDS)),
         conversation=chat,
     )

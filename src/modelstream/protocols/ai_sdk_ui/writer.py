@@ -11,7 +11,8 @@ front-end reads with `DefaultChatTransport`): one `data: <chunk JSON>` frame per
                   `data-object` part {id: "object", data}, again after each text fragment that
                   changes it (the client keeps one part per id, replaced each time: the page
                   shows `parts.find(p => p.type === "data-object").data` as it grows; a
-                  half-written string shows, a half-written number or literal does not)
+                  half-written string shows, a half-written number, literal or enum value
+                  does not)
     stop          `finish-step`, `finish` {finishReason: stop | length | tool-calls | other,
                   messageMetadata: {responseId, model, usage}}, `data: [DONE]`
     error         `error` {errorText}, then `data: [DONE]`: the client's chat ends in its
@@ -30,7 +31,8 @@ from typing import Any
 
 import orjson
 
-from ...structured.partial_json import NOTHING, PartialJSON, PartialJSONError
+from ...structured.output import output_type
+from ...structured.streaming import PartialReader
 from ...types import Event, FinishReason, Message, Usage
 from ..common.gateway import GatewayError, UnsupportedOutputError, WriteContext
 
@@ -65,10 +67,10 @@ class UIMessageStreamWriter:
         self._part_id = ""
         self._call_id = ""
         self._call_name = ""
-        # the answer's JSON as it grows, when the request asked for one
-        self._object: PartialJSON | None = (
-            PartialJSON() if ctx.request.options.get("structured") else None
-        )
+        # the answer's value as it grows, when the request asked for one (`inbound.py` keeps
+        # its response_format in the options, so a replay has it too)
+        output = output_type(ctx.request.options.get("response_format"))
+        self._object = None if output is None else PartialReader(output)
 
     def feed(self, event: Event) -> list[bytes]:
         if self._ended:
@@ -137,7 +139,7 @@ class UIMessageStreamWriter:
         part = "text" if kind == "text" else "reasoning"
         frames = [_frame({"type": f"{part}-delta", "id": self._part_id, "delta": text})]
         if kind == "text" and self._object is not None:
-            frames += self._object_frames(text)
+            frames += self._object_frames(item)
         return frames
 
     def _close_item(self, kind: str, item: dict[str, Any]) -> list[bytes]:
@@ -147,18 +149,15 @@ class UIMessageStreamWriter:
         part = "text" if kind == "text" else "reasoning"
         return [_frame({"type": f"{part}-end", "id": self._part_id})]
 
-    def _object_frames(self, text: str) -> list[bytes]:
-        """The `data-object` part again, when this fragment changed the answer's value."""
+    def _object_frames(self, item: dict[str, Any]) -> list[bytes]:
+        """The `data-object` part again, when this fragment changed what may be shown of the
+        answer's value (`structured.streaming`: never a half-written number, literal or enum
+        value; text that is no JSON shows no object)."""
         assert self._object is not None
-        try:
-            changed = self._object.feed(text)
-        except PartialJSONError:  # not JSON: the text part shows it; no object to show
-            self._object = None
+        partial = self._object.feed({"event_type": "delta", "content_items": [item]})  # type: ignore[typeddict-item]
+        if partial is None:
             return []
-        if not changed or self._object.value is NOTHING:
-            return []
-        data = {"type": "data-object", "id": OBJECT_PART_ID, "data": self._object.value}
-        return [_frame(data)]
+        return [_frame({"type": "data-object", "id": OBJECT_PART_ID, "data": partial.value})]
 
     # --- start and end -----------------------------------------------------------------------
 
