@@ -18,7 +18,7 @@ import pytest
 
 from modelstream.testing import Emulator, Reply, Turn
 from support import REPO, missing
-from support.browser import launched_chromium
+from support.browser import launched_chromium, watched_page
 from support.cutting_proxy import CuttingProxy
 from support.server import CLIENT_KEY, Serve
 
@@ -50,12 +50,9 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 900, "height": 700})
-    page = context.new_page()
-    page.errors = []
-    page.on("pageerror", lambda error: page.errors.append(str(error)))
-    yield page
-    context.close()
+    """A fresh browser session."""
+    with watched_page(browser, 900, 700) as page:
+        yield page
 
 
 def open_example(page: Any, origin: str, bundle: bytes, query: str = "") -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from modelstream.testing import Emulator, Reply, Text, Thinking, ToolCall, Turn
 from support import REPO
-from support.browser import launched_chromium
+from support.browser import launched_chromium, watched_page
 from support.cutting_proxy import CuttingProxy
 from support.server import CLIENT_KEY, Serve
 from support.traces import png_data_url
@@ -34,14 +34,8 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A fresh browser session that fails the test on a script error or a request elsewhere."""
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
-    page = context.new_page()
-    page.errors = []
-    page.requests = []
-    page.on("pageerror", lambda error: page.errors.append(str(error)))
-    page.on("request", lambda request: page.requests.append(request.url))
-    yield page
-    context.close()
+    with watched_page(browser, 1100, 900) as page:
+        yield page
 
 
 def sign_in(page: Any, url: str) -> None:

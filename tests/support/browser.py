@@ -43,3 +43,19 @@ def launched_chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def watched_page(browser: Any, width: int, height: int) -> Iterator[Any]:
+    """A fresh browser session's page that notes its script errors (`page.errors`) and every
+    URL it requests (`page.requests`), for the test to check; closed at the end."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.errors = []
+    page.requests = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.on("request", lambda request: page.requests.append(request.url))
+    try:
+        yield page
+    finally:
+        context.close()
