@@ -67,8 +67,8 @@ ALLOWED: dict[str, frozenset[str]] = {
         "auth": "errors",
         "accumulator": "items results types",
         "structured": "errors tools types",
-        "protocols": "assembler auth error_bodies errors framing grammar items media "
-        "openai_messages structured tool_arguments types",
+        "protocols": "assembler auth error_bodies errors framing grammar items jsonwire media "
+        "openai_messages shapes structured tool_arguments types",
         "stream": "assembler error_bodies errors framing protocols results types",
         "catalogue": "bounded_json errors platforms protocols results types",
         "web": "auth bounded_json errors",

@@ -11,7 +11,7 @@ import pytest
 import modelstream.protocols as protocols
 from modelstream.client import resolve_route
 from modelstream.errors import ConfigurationError
-from modelstream.protocols import PROTOCOLS, REGISTRY, protocol_named
+from modelstream.protocols import PROTOCOLS, REGISTRY, frontends, protocol_named
 from modelstream.testing.routes import emulator_for
 
 NAMES = list(REGISTRY)
@@ -20,7 +20,7 @@ NAMES = list(REGISTRY)
 def test_every_protocol_package_is_registered():
     folder = Path(protocols.__file__).parent
     packages = {p.name for p in folder.iterdir() if (p / "__init__.py").exists()} - {"common"}
-    registered = {name.replace("-", "_") for name in REGISTRY}
+    registered = {name.replace("-", "_") for name in [*REGISTRY, *frontends()]}
     assert packages == registered
 
 

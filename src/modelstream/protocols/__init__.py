@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import operator
 from collections.abc import Mapping
-from functools import reduce
+from functools import cache, reduce
 from types import MappingProxyType
 
 from ..error_bodies import ErrorWords
@@ -43,18 +43,20 @@ def _load(package: str) -> Protocol:
 REGISTRY: Mapping[str, Protocol] = MappingProxyType({p.name: p for p in map(_load, _PACKAGES)})
 
 # The front-end wires (docs/frontends.md): the server answers in them, and no provider speaks
-# them, so they are gateway wires without an upstream half, by name.
+# them, so they are gateway wires without an upstream half, by name. Only the server reads them,
+# so they load on first use: `replay` and `check` start without them.
 _FRONTEND_PACKAGES = ("ai_sdk_ui",)
 
 
-def _load_frontend(package: str) -> tuple[str, GatewayWire]:
-    module = importlib.import_module(f"{__name__}.{package}")
-    return module.NAME, module.GATEWAY
+@cache
+def frontends() -> Mapping[str, GatewayWire]:
+    """Every front-end wire, by name."""
+    wires = {}
+    for package in _FRONTEND_PACKAGES:
+        module = importlib.import_module(f"{__name__}.{package}")
+        wires[module.NAME] = module.GATEWAY
+    return MappingProxyType(wires)
 
-
-FRONTENDS: Mapping[str, GatewayWire] = MappingProxyType(
-    dict(map(_load_frontend, _FRONTEND_PACKAGES))
-)
 
 # Every protocol a client can speak: the values `client_type=` accepts.
 CLIENT_TYPES: tuple[str, ...] = tuple(REGISTRY)
@@ -122,7 +124,6 @@ __all__ = [
     "CLIENT_TYPES",
     "EMBEDDING_PROTOCOLS",
     "ERROR_WORDS",
-    "FRONTENDS",
     "PROTOCOLS",
     "REGISTRY",
     "Protocol",
@@ -133,6 +134,7 @@ __all__ = [
     "encode_request",
     "encoder_for",
     "error_words_of",
+    "frontends",
     "protocol_named",
     "providers",
 ]

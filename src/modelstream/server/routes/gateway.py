@@ -33,7 +33,7 @@ from starlette.routing import Route
 from ...client.routing import resolve_route
 from ...errors import ModelstreamError
 from ...jsonwire import dumps, loads_event, loads_messages
-from ...protocols import FRONTENDS, REGISTRY
+from ...protocols import REGISTRY, frontends
 from ...protocols.common.fidelity_seal import FidelityForgedError, FidelitySeal
 from ...protocols.common.gateway import (
     GatewayError,
@@ -125,7 +125,7 @@ class Gateway:
         and the routes that answer only requests with a header (`shared`)."""
         out: list[Route] = []
         wires = [(p.name, p.gateway) for p in REGISTRY.values() if p.gateway is not None]
-        for name, gateway in [*wires, *FRONTENDS.items()]:
+        for name, gateway in [*wires, *frontends().items()]:
             for route in gateway.routes:
                 endpoint = self._endpoint(name, gateway, route)
                 if endpoint is None:
