@@ -7,9 +7,12 @@ reload mid-answer picks the running answer up again (`useChat({resume: true})`).
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -59,15 +62,15 @@ def open_example(page: Any, origin: str, bundle: bytes, query: str = "") -> None
     """The example page as if served at `origin`/app/ (so its calls to the server are
     same-origin), its files answered by the test."""
     files = {"index.html": (EXAMPLE / "index.html").read_bytes(), "app.js": bundle}
-
-    def serve_file(route: Any) -> None:
-        name = route.request.url.split("?", 1)[0].rsplit("/", 1)[-1]
-        kind = "text/html" if name.endswith(".html") else "text/javascript"
-        route.fulfill(status=200, body=files[name], content_type=kind)
-
-    page.route(f"{origin}/app/*", serve_file)
+    page.route(lambda url: url.startswith(f"{origin}/app/"), lambda route: serve_file(route, files))
     page.goto(f"{origin}/app/index.html?model=chat&key={CLIENT_KEY}{query}")
     wait_for(page, lambda: status(page) == "ready")  # the mount's reconnect found nothing
+
+
+def serve_file(route: Any, files: dict[str, bytes]) -> None:
+    name = route.request.url.split("?", 1)[0].rsplit("/", 1)[-1]
+    kind = "text/html" if name.endswith(".html") else "text/javascript"
+    route.fulfill(status=200, body=files[name], content_type=kind)
 
 
 def status(page: Any) -> str:
@@ -81,7 +84,12 @@ def answer(page: Any) -> str:
 def wait_for(page: Any, until: Any, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not until():
-        assert time.monotonic() < deadline, (status(page), answer(page)[-80:], page.errors)
+        assert time.monotonic() < deadline, (
+            status(page),
+            answer(page)[-80:],
+            page.errors,
+            page.text_content("#error") if page.query_selector("#error") else None,
+        )
         time.sleep(0.02)
 
 
@@ -165,6 +173,63 @@ def test_a_reload_mid_answer_picks_the_running_answer_up_again(
     wait_for(page, lambda: answer(page) == STORY and status(page) == "ready")
     assert len(emu.requests) == 1
     assert page.errors == []
+
+
+@contextlib.contextmanager
+def page_site(bundle: bytes) -> Iterator[str]:
+    """The example page on a site of its own, `http://localhost:<port>` (another origin than
+    the server's `127.0.0.1`), served by a real HTTP server: the browser's CORS checks run as
+    they would for a page on another site (a page answered by Playwright's routing would have
+    its preflights answered by Playwright)."""
+    files = {"/app/index.html": (EXAMPLE / "index.html").read_bytes(), "/app/app.js": bundle}
+
+    class Files(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            found = files.get(self.path.split("?", 1)[0])
+            self.send_response(200 if found else 404)
+            kind = "text/html" if self.path.startswith("/app/index") else "text/javascript"
+            self.send_header("content-type", kind)
+            self.end_headers()
+            self.wfile.write(found or b"")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Files)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        yield f"http://localhost:{site.server_address[1]}"
+    finally:
+        site.shutdown()
+        site.server_close()
+
+
+def test_a_page_on_another_origin_streams_when_the_server_allows_it(
+    serve: Serve, emu: Emulator, page: Any, bundle: bytes
+) -> None:
+    with page_site(bundle) as origin:
+        server = serve(cors_origins=[origin])
+        emu.queue(Reply.turn(Turn.text(STORY), fragment_size=32))
+        page.goto(f"{origin}/app/index.html?model=chat&key={CLIENT_KEY}&server={server.url}")
+        wait_for(page, lambda: status(page) == "ready")
+        ask(page, "Tell me a story.")
+        wait_for(page, lambda: status(page) == "ready" and bool(answer(page)))
+    assert answer(page) == STORY
+    assert page.errors == []
+
+
+def test_a_page_on_another_origin_is_refused_by_default(
+    serve: Serve, emu: Emulator, page: Any, bundle: bytes
+) -> None:
+    server = serve()
+    with page_site(bundle) as origin:
+        page.goto(f"{origin}/app/index.html?model=chat&key={CLIENT_KEY}&server={server.url}")
+        wait_for(page, lambda: status(page) == "error")  # the mount's reconnect: blocked
+        ask(page, "Tell me a story.")
+        time.sleep(0.5)
+        assert status(page) == "error"
+    assert answer(page) == ""
+    assert emu.requests == []  # the browser sent no turn past its preflight
 
 
 def test_the_example_builds_from_its_own_package_json() -> None:

@@ -245,3 +245,19 @@ def test_virtual_keys_settings_are_checked() -> None:
     assert "hold_seconds must be at least 60" in refused({"hold_seconds": 5})
     assert "'admin_key'" in refused({"admin_key": ["$CLIENT_KEY"]})
     assert "must name an environment variable" in refused({"admin_keys": ["literal-key"]})
+
+
+def test_cors_origins_are_page_origins_without_a_path() -> None:
+    settings = settings_from_mapping(
+        {**model_table(), "cors_origins": ["https://chat.example.com/", "http://localhost:5173"]},
+        ENV,
+    )
+    assert settings.cors_origins == ("https://chat.example.com", "http://localhost:5173")
+    for wrong in (
+        ["chat.example.com"],
+        ["https://chat.example.com/app"],
+        "https://a.example",
+        ["*"],
+    ):
+        message = refusal({**model_table(), "cors_origins": wrong})
+        assert "'cors_origins' must be a list of page origins" in message

@@ -21,10 +21,12 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
+from ..protocols import REGISTRY, frontends
 from ..web.hosts import HostPolicy, host_checked
 from ..web.keys import BearerKeys
 from ..web.refusals import Refusal, not_found
@@ -43,6 +45,17 @@ from .routes.state import ServerState
 from .routes.streams import stream_routes
 from .routing import RouterState
 from .stores import MemoryStore, StreamStore, redis_of
+from .wire import DEPLOYMENT_HEADER, RESPONSE_ID_HEADER
+
+# the response headers a page on another origin may read (`cors_origins`): the stream's id (its
+# resume handle), the deployment that answered, a refusal's retry-after, and the wires' own
+_WIRES = [*(p.gateway for p in REGISTRY.values() if p.gateway), *frontends().values()]
+EXPOSED_HEADERS = (
+    RESPONSE_ID_HEADER,
+    DEPLOYMENT_HEADER,
+    "retry-after",
+    *sorted({name for wire in _WIRES for name in wire.stream_headers}),
+)
 
 log = logging.getLogger("modelstream.server")
 
@@ -101,6 +114,15 @@ def create_app(
     if state.keys.open:  # DNS rebinding (docs/server.md#host-names); with keys, a page has none
         hosts = HostPolicy.for_listener(bound_host, settings.allowed_hosts)
         app.add_middleware(host_checked, hosts=hosts, exempt=("/healthz", "/metrics"))
+    if settings.cors_origins:  # outermost: a browser's preflight is answered before the rest
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["*"],  # the key's header and the SDKs' own; never cookies
+            expose_headers=list(EXPOSED_HEADERS),
+            max_age=600,
+        )
     app.state.relay = relay
     app.state.metrics = metrics
     app.state.store = store

@@ -32,9 +32,17 @@ from ..web.hosts import allowed_name
 
 _ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}")
+# a web page's origin: a scheme and a host, with an optional port and no path
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?/?")
 _TOP_KEYS = {"models", "keys", "limits", "keepalive_seconds", "resume_grace_seconds"}
 _TOP_KEYS |= {"retain_seconds", "traces", "trace_limits", "fidelity_key"}
-_TOP_KEYS |= {"allowed_hosts", "playground_session_seconds", "router", "virtual_keys"}
+_TOP_KEYS |= {
+    "allowed_hosts",
+    "cors_origins",
+    "playground_session_seconds",
+    "router",
+    "virtual_keys",
+}
 _MODEL_KEYS = {"server_model_id", "model", "client_type", "base_url", "api_key"}
 _MODEL_KEYS |= {"max_attempts", "idle_timeout_seconds", "allow_extra_body", "platform"}
 _MODEL_KEYS |= {"allow_selectors", "deployment", "weight", "rpm", "tpm", "fallbacks"}
@@ -150,6 +158,9 @@ class ServerSettings:
     # Host names answered besides the loopback names and the bound address, where a Host is
     # checked (an open server; the playground): docs/server.md#host-names
     allowed_hosts: tuple[str, ...] = ()
+    # the origins of web pages on other sites that may call the server from a browser (CORS:
+    # docs/frontends.md); none by default, so a page elsewhere cannot read a stream
+    cors_origins: tuple[str, ...] = ()
     playground_session_seconds: float = 12 * 3600.0  # a playground sign-in lasts this long
     router: RouterSettings = RouterSettings()
     virtual_keys: VirtualKeySettings | None = None  # None: no virtual keys, the `keys` only
@@ -272,6 +283,7 @@ def settings_from_mapping(data: Mapping[str, Any], env: Mapping[str, str]) -> Se
         trace_limits=_trace_limits(data),
         fidelity_key=_fidelity_key(data, env),
         allowed_hosts=_allowed_hosts(data),
+        cors_origins=_cors_origins(data),
         playground_session_seconds=_number(
             data, "playground_session_seconds", base.playground_session_seconds, "the config"
         ),
@@ -406,6 +418,18 @@ def _allowed_hosts(data: Mapping[str, Any]) -> tuple[str, ...]:
             'port, e.g. ["proxy.example"] ("*" answers any)'
         )
     return tuple(name for name in names if name is not None)
+
+
+def _cors_origins(data: Mapping[str, Any]) -> tuple[str, ...]:
+    value = data.get("cors_origins", [])
+    listed = value if isinstance(value, list) else [None]
+    origins = [v.rstrip("/") for v in listed if isinstance(v, str) and _ORIGIN.fullmatch(v)]
+    if len(origins) != len(listed):
+        raise ServerConfigError(
+            "'cors_origins' must be a list of page origins, each a scheme and a host with an "
+            'optional port and no path, e.g. ["https://chat.example.com", "http://localhost:5173"]'
+        )
+    return tuple(origins)
 
 
 def _traces(data: Mapping[str, Any]) -> str | bool | None:
