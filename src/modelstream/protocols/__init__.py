@@ -45,7 +45,7 @@ REGISTRY: Mapping[str, Protocol] = MappingProxyType({p.name: p for p in map(_loa
 # The front-end wires (docs/frontends.md): the server answers in them, and no provider speaks
 # them, so they are gateway wires without an upstream half, by name. Only the server reads them,
 # so they load on first use: `replay` and `check` start without them.
-_FRONTEND_PACKAGES = ("ai_sdk_ui",)
+_FRONTEND_PACKAGES = ("ai_sdk_ui", "ag_ui")
 
 
 @cache
