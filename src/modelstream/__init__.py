@@ -71,6 +71,7 @@ __all__ = [
     "StructuredOutputCutOffError",
     "StructuredOutputError",
     "StructuredOutputRefusedError",
+    "StructuredOutputStoppedError",
     "Timeouts",
     "ToolArgumentsError",
     "ToolCall",

@@ -49,6 +49,7 @@ from .errors import (
     StructuredOutputCutOffError,
     StructuredOutputError,
     StructuredOutputRefusedError,
+    StructuredOutputStoppedError,
     ToolCallArgumentParseError,
     ToolLoopLimitError,
     UnsupportedParameterError,

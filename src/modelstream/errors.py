@@ -525,3 +525,15 @@ class StructuredOutputRefusedError(StructuredOutputError):
 class StructuredOutputCutOffError(StructuredOutputError):
     """The answer stopped at the output limit (`finish_reason` "length") before its JSON was
     whole; never parsed as a result. Raise `max_tokens`."""
+
+
+class StructuredOutputStoppedError(StructuredOutputError):
+    """The provider stopped the answer for a reason of its own (`finish_reason` "unknown": a
+    content filter, safety, recitation, a guardrail); never parsed as a result, since what it
+    let through need not be the answer. `reason` is the provider's own word for it."""
+
+    def __init__(
+        self, what: str, text: str, reason: str | None = None, message: Any = None
+    ) -> None:
+        self.reason = reason
+        super().__init__(what, text, message=message)

@@ -1,8 +1,9 @@
 """Structured answers (docs/structured-output.md) over the emulator, for every streaming
 protocol: `response_format` takes a pydantic model, a dataclass, a TypedDict or a JSON schema;
 each protocol sends it in its native field, in the form its provider takes; the final answer is
-`message.parsed`, and a text that is no JSON, a failed validator, a refusal and a cut-off answer
-each raise their error with the raw text; partial objects grow as prefixes of the final value."""
+`message.parsed`, and a text that is no JSON, a failed validator, a refusal (where a protocol
+has one), a cut-off answer and one the provider stopped each raise their error with the raw
+text; partial objects grow as prefixes of the final value, under any chunking of the wire."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import asyncio
 import copy
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any, Literal, TypedDict
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, field_validator
 
@@ -25,10 +27,12 @@ from modelstream import (
     StructuredOutputCutOffError,
     StructuredOutputError,
     StructuredOutputRefusedError,
+    StructuredOutputStoppedError,
 )
 from modelstream.structured.output import output_type
 from modelstream.structured.streaming import PartialReader
 from modelstream.testing import Emulator, Reply, Turn
+from support import require_corpus
 
 PROTOCOLS = {
     "openai-chat": "gpt-5-mini",
@@ -36,6 +40,7 @@ PROTOCOLS = {
     "anthropic-messages": "claude-sonnet-4-5",
     "gemini-generate-content": "gemini-2.5-flash",
     "gemini-interactions": "gemini-2.5-flash",
+    "bedrock-converse-stream": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
 }
 
 
@@ -164,22 +169,27 @@ def test_a_json_schema_dict_answer_is_checked_and_kept_as_json(emu: Emulator) ->
     assert raised.value.problems and "n" in raised.value.problems[0]
 
 
-def test_text_that_is_no_json_raises_with_the_raw_text(emu: Emulator) -> None:
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_text_that_is_no_json_raises_with_the_raw_text(emu: Emulator, protocol: str) -> None:
     emu.queue(Reply.turn(Turn.text("Sorry, here it is: {customer: Ada")))
-    with client(emu, "openai-responses") as c, pytest.raises(StructuredOutputError) as raised:
+    with client(emu, protocol) as c, pytest.raises(StructuredOutputError) as raised:
         c.complete("the order?", response_format=Order)
 
+    assert type(raised.value) is StructuredOutputError
     assert raised.value.text == "Sorry, here it is: {customer: Ada"
     assert "not the JSON of a Order" in str(raised.value)
     assert raised.value.message is not None and raised.value.message.usage
 
 
-def test_a_failed_validator_raises_with_its_problem(emu: Emulator) -> None:
-    emu.queue(Reply.turn(Turn.text(json.dumps({**ORDER, "customer": " "}))))
-    with client(emu, "openai-chat") as c, pytest.raises(StructuredOutputError) as raised:
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_a_failed_validator_raises_with_its_problem(emu: Emulator, protocol: str) -> None:
+    answer = json.dumps({**ORDER, "customer": " "})
+    emu.queue(Reply.turn(Turn.text(answer), fragment_size=5))
+    with client(emu, protocol) as c, pytest.raises(StructuredOutputError) as raised:
         c.complete("the order?", response_format=Order)
 
     assert raised.value.problems == ["customer: Value error, the customer needs a name"]
+    assert raised.value.text == answer
 
 
 def test_a_bound_the_provider_could_not_enforce_is_enforced_at_the_end(emu: Emulator) -> None:
@@ -192,31 +202,121 @@ def test_a_bound_the_provider_could_not_enforce_is_enforced_at_the_end(emu: Emul
     assert any("qty" in problem for problem in raised.value.problems)
 
 
-def test_a_cut_off_answer_is_never_parsed(emu: Emulator) -> None:
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_a_cut_off_answer_is_never_parsed(emu: Emulator, protocol: str) -> None:
     emu.queue(Reply.turn(Turn.text('{"customer": "Ada", "status": "pend', finish="length")))
-    with (
-        client(emu, "anthropic-messages") as c,
-        pytest.raises(StructuredOutputCutOffError) as raised,
-    ):
+    with client(emu, protocol) as c, pytest.raises(StructuredOutputCutOffError) as raised:
         c.complete("the order?", response_format=Order)
 
     assert "raise max_tokens" in str(raised.value)
     assert raised.value.text == '{"customer": "Ada", "status": "pend'
 
 
-def test_a_refusal_is_its_own_error(emu: Emulator) -> None:
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+def test_an_answer_the_provider_stopped_is_never_parsed_even_when_whole(
+    emu: Emulator, protocol: str
+) -> None:
+    """A content filter, safety or a guardrail (`finish_reason` "unknown") may let through JSON
+    that fits; it is still not the model's finished answer."""
+    emu.queue(Reply.turn(Turn.text(json.dumps(ORDER), finish="unknown")))
+    with client(emu, protocol) as c, pytest.raises(StructuredOutputStoppedError) as raised:
+        c.complete("the order?", response_format=Order)
+
+    assert raised.value.text == json.dumps(ORDER)
+    assert raised.value.reason  # the provider's own word, as the stream result keeps it
+    assert f"({raised.value.reason})" in str(raised.value)
+
+
+def chat_refusal() -> str:
     chunk = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-5-mini"}
     frames = [
         {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "refusal": ""}}]},
         {**chunk, "choices": [{"index": 0, "delta": {"refusal": "I can't help with that."}}]},
         {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
     ]
-    body = "".join(f"data: {json.dumps(frame)}\n\n" for frame in frames) + "data: [DONE]\n\n"
-    emu.queue(Reply.body(body, content_type="text/event-stream"))
-    with client(emu, "openai-chat") as c, pytest.raises(StructuredOutputRefusedError) as raised:
+    return "".join(f"data: {json.dumps(frame)}\n\n" for frame in frames) + "data: [DONE]\n\n"
+
+
+def responses_refusal() -> str:
+    item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress"}
+    part = {"type": "refusal", "refusal": "I can't help with that."}
+    response = {"id": "resp_1", "object": "response", "model": "gpt-5-mini", "output": []}
+    usage = {"input_tokens": 5, "output_tokens": 6, "total_tokens": 11}
+    events = [
+        {"type": "response.created", "response": {**response, "status": "in_progress"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {**item, "content": []}},
+        {
+            "type": "response.content_part.added",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "part": {"type": "refusal", "refusal": ""},
+        },
+        *(
+            {
+                "type": "response.refusal.delta",
+                "item_id": "msg_1",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": piece,
+            }
+            for piece in ("I can't ", "help with that.")
+        ),
+        {
+            "type": "response.refusal.done",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "refusal": part["refusal"],
+        },
+        {
+            "type": "response.content_part.done",
+            "item_id": "msg_1",
+            "output_index": 0,
+            "content_index": 0,
+            "part": part,
+        },
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {**item, "status": "completed", "content": [part]},
+        },
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "usage": usage},
+        },
+    ]
+    return "".join(
+        f"event: {event['type']}\ndata: {json.dumps({**event, 'sequence_number': n})}\n\n"
+        for n, event in enumerate(events)
+    )
+
+
+def anthropic_refusal() -> str:
+    """A recorded-shape refusal: the `refusal` stop reason after an empty text block."""
+    capture = require_corpus() / "anthropic-messages" / "anthropicsdk-refusal-handwritten.sse"
+    return capture.read_text()
+
+
+@pytest.mark.parametrize(
+    ("protocol", "body", "text"),
+    [
+        ("openai-chat", chat_refusal, "I can't help with that."),
+        ("openai-responses", responses_refusal, "I can't help with that."),
+        ("anthropic-messages", anthropic_refusal, ""),
+    ],
+)
+def test_a_refusal_is_its_own_error(
+    emu: Emulator, protocol: str, body: Callable[[], str], text: str
+) -> None:
+    """Each protocol that has a refusal (the others' model has no word for it: a provider that
+    stops an answer is the stopped error above)."""
+    emu.queue(Reply.body(body(), content_type="text/event-stream"))
+    with client(emu, protocol) as c, pytest.raises(StructuredOutputRefusedError) as raised:
         c.complete("the order?", response_format=Order)
 
-    assert raised.value.text == "I can't help with that."
+    assert raised.value.text == text
+    assert "refused to answer as a Order" in str(raised.value)
 
 
 def test_an_answer_in_a_markdown_fence_is_read(emu: Emulator) -> None:
@@ -316,6 +416,31 @@ def test_gemini_gets_the_json_schema_and_the_json_mime_type(emu: Emulator) -> No
     ]
 
 
+def test_interactions_gets_the_schema_in_its_json_text_format(emu: Emulator) -> None:
+    emu.queue(Reply.turn(Turn.text(json.dumps(ORDER))))
+    with client(emu, "gemini-interactions") as c:
+        c.complete("the order?", response_format=Order)
+
+    text_format = sent(emu)["response_format"]
+    assert text_format["type"] == "text" and text_format["mime_type"] == "application/json"
+    assert text_format["schema"]["properties"]["status"]["enum"] == ["pending", "shipped"]
+    assert set(text_format["schema"]["required"]) == {"customer", "status", "lines"}
+
+
+def test_bedrock_gets_a_closed_schema_as_json_text_in_its_output_config(emu: Emulator) -> None:
+    emu.queue(Reply.turn(Turn.text(json.dumps(ORDER))))
+    with client(emu, "bedrock-converse-stream") as c:
+        c.complete("the order?", response_format=Order)
+
+    text_format = sent(emu)["outputConfig"]["textFormat"]
+    assert text_format["type"] == "json_schema"
+    structure = text_format["structure"]["jsonSchema"]
+    assert structure["name"] == "Order"
+    schema = json.loads(structure["schema"])  # Converse takes the schema as a JSON string
+    assert schema["additionalProperties"] is False
+    assert schema["properties"]["status"]["enum"] == ["pending", "shipped"]
+
+
 # --- partial objects under any chunking -------------------------------------------------------
 
 _json = st.recursive(
@@ -358,6 +483,39 @@ def test_every_partial_is_a_prefix_of_the_final_value_under_any_chunking(
             assert is_prefix(copy.deepcopy(partial.value), value)
 
     assert reader.parser.done and reader.parser.value == value
+
+
+NUMBERS = {
+    "customer": "Grace Hopper",
+    "status": "shipped",
+    "lines": [{"sku": "C-12", "qty": 1234}, {"sku": "D-3", "qty": 56}],
+    "note": "leave at the door",
+}
+
+
+@pytest.mark.parametrize("protocol", list(PROTOCOLS))
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(fragment=st.integers(1, 9), chunk=st.integers(1, 97))
+def test_partials_over_the_wire_are_prefixes_under_any_chunking(
+    emu: Emulator, protocol: str, fragment: int, chunk: int
+) -> None:
+    """Each protocol's stream, its text in fragments of any size and its bytes in chunks of any
+    size: every partial is a prefix of the final value, a number or an enum value shows only
+    once it is whole, and the end is the validated answer."""
+    text = json.dumps(NUMBERS)
+    emu.queue(Reply.turn(Turn.text(text), fragment_size=fragment, chunk_size=chunk))
+    with client(emu, protocol) as c, c.stream("the order?", response_format=Order) as stream:
+        steps = [copy.deepcopy(p.value) for p in stream.partial_objects]
+        final = stream.get_final_message()
+
+    assert steps and steps[-1] == NUMBERS
+    assert all(is_prefix(value, NUMBERS) for value in steps)
+    assert {value.get("status") for value in steps} <= {None, "shipped"}
+    quantities = {line.get("qty") for value in steps for line in value.get("lines", [])}
+    assert quantities <= {None, 1234, 56}
+    assert final.parsed == Order.model_validate(NUMBERS)
 
 
 def is_prefix(partial: Any, final: Any) -> bool:

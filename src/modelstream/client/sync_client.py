@@ -315,7 +315,9 @@ class EventStream:
             pass
         result = self._call.result
         if isinstance(result, FinalResponse):
-            return parsed_message(self._call.output, result.message)
+            return parsed_message(
+                self._call.output, result.message, result.metadata.raw_finish_reason
+            )
         if self.error is not None:
             raise self.error
         # closed or cancelled before the end: no provider error to raise, the turn is still cut

@@ -23,6 +23,7 @@ from ..errors import (
     StructuredOutputCutOffError,
     StructuredOutputError,
     StructuredOutputRefusedError,
+    StructuredOutputStoppedError,
 )
 from ..tools.schema import SchemaBuilder, class_description
 from ..tools.validation import SchemaMismatch, checked, without_nulls_for_optional
@@ -135,29 +136,34 @@ def config_with_output_type(config: Any) -> tuple[Any, OutputType[Any] | None]:
     return {**config, "response_format": found.response_format}, found
 
 
-def parsed_answer(output: OutputType[T], message: Any) -> T:
-    """The final `message`'s answer as a `T`: a refusal, a cut-off answer and a text that does
-    not fit each raise their `StructuredOutputError` (carrying the message)."""
-    items = message["content_items"]
-    refusal = "".join(
-        item["text"]
-        for item in items
-        if item["type"] == "text.done" and (item.get("fidelity") or {}).get("refusal")
-    )
-    text = "".join(
-        item["text"]
-        for item in items
-        if item["type"] == "text.done" and not (item.get("fidelity") or {}).get("refusal")
-    )
-    if refusal:
+def parsed_answer(output: OutputType[T], message: Any, raw_reason: str | None = None) -> T:
+    """The final `message`'s answer as a `T`: a refusal, a cut-off answer, one the provider
+    stopped (`raw_reason` its word for why) and a text that does not fit each raise their
+    `StructuredOutputError` (carrying the message)."""
+    texts = [item for item in message["content_items"] if item["type"] == "text.done"]
+    refusals = [item for item in texts if (item.get("fidelity") or {}).get("refusal")]
+    text = "".join(item["text"] for item in texts if item not in refusals)
+    if refusals:  # an empty refusal is one too (Anthropic's `refusal` stop reason has no text)
+        refusal = "".join(item["text"] for item in refusals)
         raise StructuredOutputRefusedError(
-            f"the model refused to answer as a {output.name}: {refusal}", refusal, message=message
+            f"the model refused to answer as a {output.name}" + (f": {refusal}" if refusal else ""),
+            refusal or text,
+            message=message,
         )
     if message.get("finish_reason") == "length":
         raise StructuredOutputCutOffError(
             f"the answer reached the output limit (max_tokens) before its {output.name} was "
             "whole; raise max_tokens",
             text,
+            message=message,
+        )
+    if message.get("finish_reason") == "unknown":
+        because = f" ({raw_reason})" if raw_reason else ""
+        raise StructuredOutputStoppedError(
+            f"the provider stopped the answer{because} before its {output.name} was given; "
+            "it is not read as one",
+            text,
+            raw_reason,
             message=message,
         )
     try:
@@ -167,11 +173,12 @@ def parsed_answer(output: OutputType[T], message: Any) -> T:
         raise
 
 
-def parsed_message(output: OutputType[Any] | None, message: M) -> M:
+def parsed_message(output: OutputType[Any] | None, message: M, raw_reason: str | None = None) -> M:
     """`message` with its answer read into `output` (`message.parsed`), once; unchanged when
     the turn asked for no type. Raises the answer's `StructuredOutputError`."""
     if output is not None and getattr(message, "_parsed", None) is None:
-        message._parsed = parsed_answer(output, message)  # type: ignore[attr-defined]
+        parsed = parsed_answer(output, message, raw_reason)
+        message._parsed = parsed  # type: ignore[attr-defined]
     return message
 
 
