@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from modelstream import (
     AsyncClient,
@@ -19,6 +20,7 @@ from modelstream import (
     Conversation,
     ConversationBusyError,
     IncompleteStreamError,
+    StructuredOutputError,
     ToolLoopLimitError,
 )
 from modelstream.protocols import REGISTRY
@@ -258,3 +260,34 @@ def test_the_tool_loop_stops_at_its_round_limit(mode, emu):
 
     history = run_body(Runner(mode, emu, "openai-chat"), body)
     assert len(history) == 6  # every round is recorded, so the caller can inspect them
+
+
+class Forecast(BaseModel):
+    city: str
+    celsius: int
+
+
+def test_a_structured_answer_is_parsed_by_send_and_by_the_tool_loop(mode, emu):
+    """`response_format` in the conversation's config: each answer's `message.parsed`, after a
+    tool round too; one that does not fit raises and is still in the history, as it was said."""
+    answer = '{"city": "Lisbon", "celsius": 21}'
+    emu.queue(
+        Reply.turn(Turn.text(answer)),
+        Reply.turn(Turn.tool_call("get_weather", {"city": "Lisbon"}, id="call_w1")),
+        Reply.turn(Turn.text(answer)),
+        Reply.turn(Turn.text("It is warm.")),
+    )
+
+    async def body(conversation):
+        sent = await conversation.send("Lisbon?")
+        ran = await conversation.run("Again?", {"get_weather": lambda city: {"celsius": 21}})
+        with pytest.raises(StructuredOutputError) as raised:
+            await conversation.send("And now?")
+        return sent.parsed, ran.parsed, raised.value, conversation.history
+
+    sent, ran, error, history = run_body(
+        Runner(mode, emu, "openai-chat"), body, config={"response_format": Forecast}
+    )
+    assert sent == ran == Forecast(city="Lisbon", celsius=21)
+    assert error.text == "It is warm."
+    assert len(history) == 8 and texts(history[-1]) == ["It is warm."]

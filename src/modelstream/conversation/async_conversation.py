@@ -86,11 +86,10 @@ class AsyncConversation(_History):
         return await self._send(content, self.config)
 
     async def _send(self, content: UserContent, config: Config) -> AssistantMessage:
+        # the stream's own final message: with a `response_format`, its answer is read into
+        # `message.parsed` (or raises); the turn is in the history either way, as it was said
         async with self._stream(content, config) as events:
-            async for _ in events:
-                pass
-        assert isinstance(self.last_result, FinalResponse)
-        return self.last_result.message
+            return await events.get_final_message()
 
     async def run(
         self,
@@ -153,9 +152,11 @@ class AsyncConversation(_History):
             async with self._stream(turn, config) as stream:
                 async for event in stream:
                     yield event
-            assert isinstance(self.last_result, FinalResponse)  # else the stream raised
-            message = self.last_result.message
-            calls = tool_calls_of(message)
+                assert isinstance(stream.result, FinalResponse)  # else the stream raised
+                message = stream.result.message
+                calls = tool_calls_of(message)
+                if not calls:  # the answer: read into its `response_format`, as `send` does
+                    message = await stream.get_final_message()
             if not calls:
                 yield final_message_event(message)
                 return
