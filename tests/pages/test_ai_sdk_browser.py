@@ -118,7 +118,7 @@ def test_a_structured_answer_shows_its_value_as_it_grows(
 ) -> None:
     server = serve()
     value = {"city": "Oslo", "days": [{"day": "Mon", "high": 12}, {"day": "Tue", "high": 9.5}]}
-    emu.queue(Reply.turn(Turn.text(json.dumps(value)), fragment_size=3, delay=0.01))
+    emu.queue(Reply.turn(Turn.text(json.dumps(value)), fragment_size=3, delay=0.06))
     open_example(page, server.url, bundle, "&schema=1")
     ask(page, "The forecast for Oslo?")
     shown: list[Any] = []

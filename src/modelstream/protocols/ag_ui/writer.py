@@ -33,81 +33,29 @@ import orjson
 
 from ...types import Event, Message, Usage
 from ..common.gateway import GatewayError, UnsupportedOutputError, WriteContext
-
-_CARRIED = frozenset({"text", "thinking", "tool_call"})
-
-
-def message_id_stem(ctx: WriteContext) -> str:
-    """What the turn's message ids start with: the stream's own id (`resp_…` → `msg_…`)."""
-    return "msg_" + ctx.response_id.removeprefix("resp_")
+from ..common.item_writer import ItemWriter, message_id_of
 
 
-class AgUiStreamWriter:
+class AgUiStreamWriter(ItemWriter):
     """One AG-UI run: SPEC events in, `data:` frames out (module docstring)."""
 
+    wire = "an AG-UI event stream"
+
     def __init__(self, ctx: WriteContext) -> None:
-        self._ctx = ctx
+        super().__init__(ctx)
         options = ctx.request.options
         self._run = {
             "threadId": str(options.get("thread_id") or ctx.response_id),
             "runId": str(options.get("run_id") or ctx.response_id),
         }
-        self._stem = message_id_stem(ctx)
+        self._stem = message_id_of(ctx)
         self._messages = 0  # message ids handed out
-        self._started = False
-        self._ended = False
-        self._open: str | None = None  # the kind of the open item
         self._id = ""  # the open item's message id, or its tool call id
         self._parent: str | None = None  # the assistant message a tool call joins
         self._calls: list[str] = []  # the turn's tool call ids
 
-    # --- the StreamWriter surface ------------------------------------------------------------
-
-    def feed(self, event: Event) -> list[bytes]:
-        if self._ended:
-            return []
-        frames = self._start()
-        if event["event_type"] == "stop":
-            if self._open is not None:
-                return frames + self._broken(f"the turn stopped inside an open {self._open} item")
-            return frames + self._stop(event)
-        items = event["content_items"]
-        if len(items) != 1:
-            return frames + self._broken("a delta event must carry exactly one item")
-        item: dict[str, Any] = items[0]  # type: ignore[assignment]
-        kind, _, phase = item["type"].partition(".")
-        if kind not in _CARRIED:
-            return frames + self.fail(
-                GatewayError(
-                    502,
-                    "UnsupportedOutputError",
-                    f"the answer holds a {kind} item ({item.get('mime_type') or 'no type'}), "
-                    "which an AG-UI event stream cannot carry",
-                )
-            )
-        if phase == "delta":
-            if self._open is None:
-                self._open = kind
-                frames += self._open_item(kind, item)
-            elif self._open != kind:
-                return frames + self._broken(f"a {kind} fragment inside an open {self._open} item")
-            frames += self._fragment(kind, item)
-        elif self._open != kind:
-            return frames + self._broken(f"{item['type']} without its fragments")
-        else:
-            self._open = None
-            frames += self._close_item(kind, item)
-        return frames
-
-    def fail(self, error: GatewayError) -> list[bytes]:
-        if self._ended:
-            return []
-        frames = self._start()
-        self._ended = True
-        return [
-            *frames,
-            _frame({"type": "RUN_ERROR", "message": error.message, "code": error.type}),
-        ]
+    def _error(self, error: GatewayError) -> list[bytes]:
+        return [_frame({"type": "RUN_ERROR", "message": error.message, "code": error.type})]
 
     # --- items -------------------------------------------------------------------------------
 
@@ -177,13 +125,9 @@ class AgUiStreamWriter:
     # --- start and end -----------------------------------------------------------------------
 
     def _start(self) -> list[bytes]:
-        if self._started:
-            return []
-        self._started = True
         return [_frame({"type": "RUN_STARTED", **self._run})]
 
     def _stop(self, event: Event) -> list[bytes]:
-        self._ended = True
         outcome: dict[str, Any] = {"type": "success"}
         if self._calls:
             outcome["pendingToolCallIds"] = list(self._calls)
@@ -200,11 +144,6 @@ class AgUiStreamWriter:
         if usage:
             finished["usage"] = usage
         return [_frame(finished)]
-
-    def _broken(self, why: str) -> list[bytes]:
-        """Events that break the grammar: a bug upstream of the writer, never a normal end."""
-        message = f"the gateway produced an invalid stream: {why}"
-        return self.fail(GatewayError(500, "StreamProtocolError", message))
 
 
 def writer(ctx: WriteContext) -> AgUiStreamWriter:
@@ -255,7 +194,6 @@ __all__ = [
     "AgUiStreamWriter",
     "error_body",
     "final_body",
-    "message_id_stem",
     "usage_entries",
     "writer",
 ]

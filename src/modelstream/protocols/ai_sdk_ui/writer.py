@@ -35,6 +35,7 @@ from ...structured.output import output_type
 from ...structured.streaming import PartialReader
 from ...types import Event, FinishReason, Message, Usage
 from ..common.gateway import GatewayError, UnsupportedOutputError, WriteContext
+from ..common.item_writer import ItemWriter, message_id_of
 
 STREAM_HEADERS = {"x-vercel-ai-ui-message-stream": "v1"}
 OBJECT_PART_ID = "object"
@@ -46,23 +47,16 @@ FINISH_REASON: dict[FinishReason, str] = {
     "unknown": "other",
 }
 _DONE_FRAME = b"data: [DONE]\n\n"
-_CARRIED = frozenset({"text", "thinking", "tool_call"})
 
 
-def message_id(ctx: WriteContext) -> str:
-    """The UI message's id: the stream's own (`resp_…` → `msg_…`), the same on every replay."""
-    return "msg_" + ctx.response_id.removeprefix("resp_")
-
-
-class UIMessageStreamWriter:
+class UIMessageStreamWriter(ItemWriter):
     """One UI message stream: SPEC events in, `data:` frames out (module docstring)."""
 
+    wire = "a UI message stream"
+
     def __init__(self, ctx: WriteContext) -> None:
-        self._ctx = ctx
+        super().__init__(ctx)
         self._metadata = {"responseId": ctx.response_id, "model": ctx.model}
-        self._started = False
-        self._ended = False
-        self._open: str | None = None  # the kind of the open item
         self._parts = 0  # text and reasoning parts so far, for their ids
         self._part_id = ""
         self._call_id = ""
@@ -72,48 +66,8 @@ class UIMessageStreamWriter:
         output = output_type(ctx.request.options.get("response_format"))
         self._object = None if output is None else PartialReader(output)
 
-    def feed(self, event: Event) -> list[bytes]:
-        if self._ended:
-            return []
-        frames = [] if self._started else self._start()
-        if event["event_type"] == "stop":
-            if self._open is not None:
-                return frames + self._broken(f"the turn stopped inside an open {self._open} item")
-            return frames + self._stop(event)
-        items = event["content_items"]
-        if len(items) != 1:
-            return frames + self._broken("a delta event must carry exactly one item")
-        item: dict[str, Any] = items[0]  # type: ignore[assignment]
-        kind, _, phase = item["type"].partition(".")
-        if kind not in _CARRIED:
-            return frames + self.fail(
-                GatewayError(
-                    502,
-                    "UnsupportedOutputError",
-                    f"the answer holds a {kind} item ({item.get('mime_type') or 'no type'}), "
-                    "which a UI message stream cannot carry",
-                )
-            )
-        if phase == "delta":
-            if self._open is None:
-                self._open = kind
-                frames += self._open_item(kind, item)
-            elif self._open != kind:
-                return frames + self._broken(f"a {kind} fragment inside an open {self._open} item")
-            frames += self._fragment(kind, item)
-        elif self._open != kind:
-            return frames + self._broken(f"{item['type']} without its fragments")
-        else:
-            self._open = None
-            frames += self._close_item(kind, item)
-        return frames
-
-    def fail(self, error: GatewayError) -> list[bytes]:
-        if self._ended:
-            return []
-        self._ended = True
-        frames = [] if self._started else self._start()
-        return [*frames, _frame({"type": "error", "errorText": error.message}), _DONE_FRAME]
+    def _error(self, error: GatewayError) -> list[bytes]:
+        return [_frame({"type": "error", "errorText": error.message}), _DONE_FRAME]
 
     # --- items -------------------------------------------------------------------------------
 
@@ -162,15 +116,13 @@ class UIMessageStreamWriter:
     # --- start and end -----------------------------------------------------------------------
 
     def _start(self) -> list[bytes]:
-        self._started = True
-        start = {"type": "start", "messageId": message_id(self._ctx)}
+        start = {"type": "start", "messageId": message_id_of(self._ctx)}
         return [
             _frame({**start, "messageMetadata": self._metadata}),
             _frame({"type": "start-step"}),
         ]
 
     def _stop(self, event: Event) -> list[bytes]:
-        self._ended = True
         finish = FINISH_REASON.get(event["finish_reason"] or "stop", "other")
         metadata = {**self._metadata, "usage": usage_fields(event["usage_metadata"])}
         return [
@@ -178,11 +130,6 @@ class UIMessageStreamWriter:
             _frame({"type": "finish", "finishReason": finish, "messageMetadata": metadata}),
             _DONE_FRAME,
         ]
-
-    def _broken(self, why: str) -> list[bytes]:
-        """Events that break the grammar: a bug upstream of the writer, never a normal end."""
-        message = f"the gateway produced an invalid stream: {why}"
-        return self.fail(GatewayError(500, "StreamProtocolError", message))
 
 
 def writer(ctx: WriteContext) -> UIMessageStreamWriter:
