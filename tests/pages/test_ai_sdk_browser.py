@@ -23,10 +23,10 @@ from modelstream.testing import Emulator, Reply, Turn
 from support import REPO, missing
 from support.browser import launched_chromium, watched_page
 from support.cutting_proxy import CuttingProxy
+from support.frontend import FRONTEND
 from support.server import CLIENT_KEY, Serve
 
 EXAMPLE = REPO / "docs" / "examples" / "ai-sdk-chat"
-FRONTEND = REPO / ".frontend" / "node_modules"  # installed by .ci/run
 STORY = "".join(f"Line {n}: a chat was cut and came back whole. " for n in range(1, 31))
 
 

@@ -7,19 +7,16 @@ by one, are tested in test_ag_ui_wire.py."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from modelstream.testing import Emulator, Reply, Turn
-from support import REPO, missing
+from support.frontend import run_node
 from support.server import CLIENT_KEY, Serve
 
 API = "/v1/stream/ag-ui"
-FRONTEND = REPO / ".frontend" / "node_modules"  # installed by .ci/run
 
 # Reads {url, key, input} on stdin, runs an HttpAgent against the server with the key, and
 # prints every event it saw, the run's result or error, and the agent's history after it.
@@ -62,25 +59,8 @@ def run_input(model: str = "chat") -> dict[str, Any]:
 
 
 def run_agent(url: str, input_: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
-    node = shutil.which("node")
-    if node is None or not (FRONTEND / "@ag-ui" / "client").is_dir():
-        missing(
-            f"node and @ag-ui/client in {FRONTEND}: npm install --prefix .frontend @ag-ui/client"
-        )
-    script = tmp_path / "agent.cjs"
-    script.write_text(AGENT)
-    stdin = json.dumps({"url": url + API, "key": CLIENT_KEY, "input": input_})
-    done = subprocess.run(
-        [node, str(script)],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"NODE_PATH": str(FRONTEND), "PATH": str(Path(node).parent)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    found: dict[str, Any] = json.loads(done.stdout)
+    stdin = {"url": url + API, "key": CLIENT_KEY, "input": input_}
+    found: dict[str, Any] = run_node(AGENT, stdin, ("@ag-ui/client",), tmp_path)
     return found
 
 

@@ -10,8 +10,6 @@ The npm packages are installed into `.frontend/` by `.ci/run` (`npm install --pr
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,10 +28,9 @@ from modelstream.protocols.common.gateway import (
     WriteContext,
 )
 from modelstream.types import Event, Message
-from support import REPO, missing
+from support.frontend import run_node
 from support.gateway import delta, group, stop, text, thinking, tool_call
 
-FRONTEND = REPO / ".frontend" / "node_modules"  # installed by .ci/run
 SEAL = FidelitySeal(b"ag-ui-wire-tests-key-0123456789ab")
 CALL = InboundCall(ROUTES[0])
 RESPONSE_ID = "resp_0a1b2c"
@@ -669,27 +666,8 @@ main().catch((error) => { console.error(error); process.exit(1); });
 
 
 def judge(written: list[bytes], input_: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
-    node = shutil.which("node")
-    packages = [FRONTEND / "@ag-ui" / name for name in ("core", "client")]
-    if node is None or not all(package.is_dir() for package in packages):
-        missing(
-            f"node and the @ag-ui/core and @ag-ui/client npm packages are needed in {FRONTEND}: "
-            "npm install --prefix .frontend @ag-ui/core @ag-ui/client"
-        )
-    script = tmp_path / "judge.cjs"
-    script.write_text(JUDGE)
-    stdin = json.dumps({"frames": [f.decode() for f in written], "input": input_})
-    done = subprocess.run(
-        [node, str(script)],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"NODE_PATH": str(FRONTEND), "PATH": str(Path(node).parent)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    found: dict[str, Any] = json.loads(done.stdout)
+    stdin = {"frames": [f.decode() for f in written], "input": input_}
+    found: dict[str, Any] = run_node(JUDGE, stdin, ("@ag-ui/core", "@ag-ui/client"), tmp_path)
     return found
 
 
